@@ -1,0 +1,120 @@
+package arrowconv
+
+import (
+	"math"
+	"strconv"
+)
+
+// AppendJavaDouble appends f as Java's Double.toString renders it (JDK 19+:
+// the shortest digits that round-trip): "3.14", "1.0", "1.0E-5", "1.0E10",
+// "NaN", "Infinity". Flink prints FLOAT/DOUBLE this way and uses this text
+// when a JSON double is read into a STRING column.
+func AppendJavaDouble(dst []byte, f float64) []byte { return appendJava(dst, f, 64) }
+
+// AppendJavaFloat is Java's Float.toString.
+func AppendJavaFloat(dst []byte, f float32) []byte { return appendJava(dst, float64(f), 32) }
+
+func appendJava(dst []byte, f float64, bitSize int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	case f == 0:
+		if math.Signbit(f) {
+			return append(dst, "-0.0"...)
+		}
+		return append(dst, "0.0"...)
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bitSize) // d.ddde±XX
+	neg := e[0] == '-'
+	if neg {
+		e = e[1:]
+		dst = append(dst, '-')
+	}
+	// Split mantissa digits and exponent.
+	var digits [24]byte
+	nd := 0
+	i := 0
+	for ; i < len(e) && e[i] != 'e'; i++ {
+		if e[i] != '.' {
+			digits[nd] = e[i]
+			nd++
+		}
+	}
+	exp, _ := strconv.Atoi(string(e[i+1:]))
+	abs := math.Abs(f)
+	if abs >= 1e-3 && abs < 1e7 {
+		// Plain notation: the decimal point sits after digit exp+1.
+		if exp >= 0 {
+			intLen := exp + 1
+			for k := 0; k < intLen; k++ {
+				if k < nd {
+					dst = append(dst, digits[k])
+				} else {
+					dst = append(dst, '0')
+				}
+			}
+			dst = append(dst, '.')
+			if nd > intLen {
+				dst = append(dst, digits[intLen:nd]...)
+			} else {
+				dst = append(dst, '0')
+			}
+			return dst
+		}
+		dst = append(dst, '0', '.')
+		for k := 0; k < -exp-1; k++ {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits[:nd]...)
+	}
+	dst = append(dst, digits[0], '.')
+	if nd > 1 {
+		dst = append(dst, digits[1:nd]...)
+	} else {
+		dst = append(dst, '0')
+	}
+	dst = append(dst, 'E')
+	return strconv.AppendInt(dst, int64(exp), 10)
+}
+
+// AppendBigDecimal appends the value unscaled×10^-scale as Java's
+// BigDecimal.toString renders it: plain unless the scale is negative or the
+// adjusted exponent is below -6, then scientific ("1E-8", "1.5E+3").
+// digits holds the absolute unscaled value without leading zeros ("0" for 0).
+func AppendBigDecimal(dst []byte, neg bool, digits []byte, scale int) []byte {
+	if neg {
+		dst = append(dst, '-')
+	}
+	n := len(digits)
+	adjusted := -scale + (n - 1)
+	if scale == 0 {
+		return append(dst, digits...)
+	}
+	if scale > 0 && adjusted >= -6 {
+		if n > scale {
+			dst = append(dst, digits[:n-scale]...)
+			dst = append(dst, '.')
+			return append(dst, digits[n-scale:]...)
+		}
+		dst = append(dst, '0', '.')
+		for k := 0; k < scale-n; k++ {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...)
+	}
+	dst = append(dst, digits[0])
+	if n > 1 {
+		dst = append(dst, '.')
+		dst = append(dst, digits[1:]...)
+	}
+	dst = append(dst, 'E')
+	if adjusted > 0 {
+		dst = append(dst, '+')
+	}
+	return strconv.AppendInt(dst, int64(adjusted), 10)
+}

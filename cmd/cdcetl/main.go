@@ -1,0 +1,99 @@
+// Command cdcetl converts archives of CDC JSON messages (canal-json,
+// maxwell-json, ogg-json, debezium-json, json) into Parquet or printed rows,
+// decoding exactly as Apache Flink's formats do.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/decode"
+)
+
+// version is the tool version recorded in outputs.
+const version = "0.1.0"
+
+// Exit codes, decided only here.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitPartial     = 3
+	exitInterrupted = 130
+)
+
+// usageError marks errors in what the user asked for (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+const mainHelp = `cdcetl converts CDC JSON archives (Canal, Maxwell, Oracle GoldenGate,
+Debezium) into Parquet, printed changelog rows, or CDC JSON, decoding every
+message exactly as Apache Flink's formats do.
+
+Usage:
+  cdcetl convert [flags] PATH...    convert files and directories
+  cdcetl help [convert]             show help
+
+Run 'cdcetl convert --help' for the flags, formats, options and exit codes.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainHelp)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "convert":
+		err = runConvert(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		if len(args) > 1 && args[1] == "convert" {
+			fmt.Fprint(stdout, convertHelp())
+			return exitOK
+		}
+		fmt.Fprint(stdout, mainHelp)
+		return exitOK
+	case "version", "--version":
+		fmt.Fprintln(stdout, "cdcetl", version)
+		return exitOK
+	default:
+		err = usagef("unknown command %q (try 'cdcetl help')", args[0])
+	}
+	return exitCode(err, stderr)
+}
+
+// exitCode prints err and maps it to the exit status.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, errHelp) {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "cdcetl:", err)
+	var ue usageError
+	var se *arrowconv.SchemaError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &ue), errors.As(err, &se), errors.Is(err, decode.ErrOption):
+		return exitUsage
+	}
+	return exitFailed
+}

@@ -1,0 +1,469 @@
+package decode
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/buger/jsonparser"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// conv converts one JSON value (t is jsonparser.NotExist for a missing key)
+// and appends the result to the column it was built for. It returns an
+// error only when ignore-parse-errors is off; with it on, a value that
+// cannot be converted is appended as NULL (spec §9, value layer).
+type conv func(v []byte, t jsonparser.ValueType) error
+
+// convCtx holds what every converter of one decoder shares: the options
+// that change conversion, the message being decoded (for error offsets) and
+// scratch buffers. Converters are built once per schema (no type switch per
+// value) and are not safe for concurrent use.
+type convCtx struct {
+	lenient       bool
+	exact         bool // the schema has a DECIMAL: Jackson reads fractions as exact decimals
+	iso           bool // timestamp-format.standard = ISO-8601
+	failOnMissing bool // plain json's fail-on-missing-field
+	msg           []byte
+	text          []byte // scratch for node text
+	canon         []byte // scratch for canonical JSON
+	esc           []byte
+	dec           decimalText
+}
+
+func (cx *convCtx) fail(v []byte, typ string, why string) error {
+	shown := v
+	if len(shown) > 64 {
+		shown = shown[:64]
+	}
+	msg := fmt.Sprintf("cannot convert %q to %s", shown, typ)
+	if why != "" {
+		msg += ": " + why
+	}
+	return &msgError{off: offsetIn(cx.msg, v), err: errorf(ErrType, msg)}
+}
+
+// textOf returns Jackson's asText() of a non-null value in a scratch buffer
+// valid until the next call.
+func (cx *convCtx) textOf(v []byte, t jsonparser.ValueType) []byte {
+	if t == jsonparser.String && !hasEscape(v) {
+		return v
+	}
+	cx.text = nodeText(cx.text[:0], v, t, cx.exact)
+	return cx.text
+}
+
+// newConv builds the converter for a value of type typ appended to col.
+func (cx *convCtx) newConv(typ arrowconv.Type, col arrowconv.Column) conv {
+	inner := cx.newInner(typ, col)
+	return func(v []byte, t jsonparser.ValueType) error {
+		if t == jsonparser.NotExist || t == jsonparser.Null {
+			col.AppendNull()
+			return nil
+		}
+		if err := inner(v, t); err != nil {
+			if cx.lenient {
+				col.AppendNull()
+				return nil
+			}
+			return err
+		}
+		return nil
+	}
+}
+
+func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
+	name := typ.String()
+	switch typ.Kind {
+	case arrowconv.Boolean:
+		c := col.(*arrowconv.BoolCol)
+		return func(v []byte, t jsonparser.ValueType) error {
+			if t == jsonparser.Boolean {
+				c.Append(v[0] == 't')
+				return nil
+			}
+			s := javaTrim(cx.textOf(v, t))
+			c.Append(len(s) == 4 && (s[0]|0x20) == 't' && (s[1]|0x20) == 'r' && (s[2]|0x20) == 'u' && (s[3]|0x20) == 'e')
+			return nil
+		}
+	case arrowconv.TinyInt:
+		c := col.(*arrowconv.FixedCol[int8])
+		return func(v []byte, t jsonparser.ValueType) error {
+			n, ok := parseJavaInt(javaTrim(cx.textOf(v, t)), 8)
+			if !ok {
+				return cx.fail(v, name, "")
+			}
+			c.Append(int8(n))
+			return nil
+		}
+	case arrowconv.SmallInt:
+		c := col.(*arrowconv.FixedCol[int16])
+		return func(v []byte, t jsonparser.ValueType) error {
+			n, ok := parseJavaInt(javaTrim(cx.textOf(v, t)), 16)
+			if !ok {
+				return cx.fail(v, name, "")
+			}
+			c.Append(int16(n))
+			return nil
+		}
+	case arrowconv.Int:
+		c := col.(*arrowconv.FixedCol[int32])
+		return func(v []byte, t jsonparser.ValueType) error {
+			n, ok := cx.integer(v, t, 32)
+			if !ok {
+				return cx.fail(v, name, "")
+			}
+			c.Append(int32(n))
+			return nil
+		}
+	case arrowconv.BigInt:
+		c := col.(*arrowconv.FixedCol[int64])
+		return func(v []byte, t jsonparser.ValueType) error {
+			n, ok := cx.integer(v, t, 64)
+			if !ok {
+				return cx.fail(v, name, "")
+			}
+			c.Append(n)
+			return nil
+		}
+	case arrowconv.Float:
+		c := col.(*arrowconv.FixedCol[float32])
+		return func(v []byte, t jsonparser.ValueType) error {
+			if t == jsonparser.Number && !cx.exact && isFloatLiteral(v) {
+				f, _ := parseJavaFloat(v, 64)
+				c.Append(float32(f)) // Java narrows the double: (float) node.asDouble()
+				return nil
+			}
+			if t == jsonparser.Boolean {
+				return cx.fail(v, name, "")
+			}
+			f, ok := parseJavaFloat(cx.textOf(v, t), 32)
+			if !ok {
+				return cx.fail(v, name, "")
+			}
+			c.Append(float32(f))
+			return nil
+		}
+	case arrowconv.Double:
+		c := col.(*arrowconv.FixedCol[float64])
+		return func(v []byte, t jsonparser.ValueType) error {
+			if t == jsonparser.Boolean {
+				return cx.fail(v, name, "")
+			}
+			f, ok := parseJavaFloat(cx.textOf(v, t), 64)
+			if !ok {
+				return cx.fail(v, name, "")
+			}
+			c.Append(f)
+			return nil
+		}
+	case arrowconv.Decimal:
+		c := col.(*arrowconv.FixedCol[decimal128.Num])
+		p, s := typ.Precision, typ.Scale
+		return func(v []byte, t jsonparser.ValueType) error {
+			var text []byte
+			switch t {
+			case jsonparser.Number:
+				text = v // exact decimal node, or an integer whose text is the same value
+			case jsonparser.String:
+				text = cx.textOf(v, t) // not trimmed: " 1.5" fails, as in Java
+			default:
+				return cx.fail(v, name, "")
+			}
+			if !cx.dec.parse(text) {
+				return cx.fail(v, name, "")
+			}
+			n, ok := cx.dec.toDecimal128(p, s)
+			if !ok {
+				c.AppendNull() // precision overflow is NULL even in strict mode
+				return nil
+			}
+			c.Append(n)
+			return nil
+		}
+	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
+		c := col.(*arrowconv.BytesCol)
+		return func(v []byte, t jsonparser.ValueType) error {
+			switch t {
+			case jsonparser.String:
+				if hasEscape(v) {
+					cx.text = unescape(cx.text[:0], v)
+					c.Append(cx.text)
+				} else {
+					c.Append(v)
+				}
+			case jsonparser.Object, jsonparser.Array:
+				cx.canon = appendCanonical(cx.canon[:0], v, t, cx.exact, &cx.esc)
+				c.Append(cx.canon)
+			default:
+				c.Append(cx.textOf(v, t))
+			}
+			return nil
+		}
+	case arrowconv.Binary, arrowconv.VarBinary, arrowconv.Bytes:
+		c := col.(*arrowconv.BytesCol)
+		return func(v []byte, t jsonparser.ValueType) error {
+			if t != jsonparser.String {
+				c.AppendNull() // Jackson's binaryValue() of a non-text node is null
+				return nil
+			}
+			s := cx.textOf(v, t)
+			// Jackson's base64 decoder skips white space between quartets.
+			clean := cx.canon[:0]
+			for _, b := range s {
+				if b > ' ' {
+					clean = append(clean, b)
+				}
+			}
+			cx.canon = clean
+			out := cx.esc[:0]
+			n := base64.StdEncoding.DecodedLen(len(clean))
+			if cap(out) < n {
+				out = make([]byte, n)
+			}
+			out = out[:n]
+			m, err := base64.StdEncoding.Strict().Decode(out, clean)
+			if err != nil {
+				return cx.fail(v, name, "invalid base64")
+			}
+			c.Append(out[:m])
+			cx.esc = out
+			return nil
+		}
+	case arrowconv.Date:
+		c := col.(*arrowconv.FixedCol[int32])
+		return func(v []byte, t jsonparser.ValueType) error {
+			d, ok := parseDate(cx.textOf(v, t))
+			if !ok {
+				return cx.fail(v, name, "expected yyyy-MM-dd")
+			}
+			c.Append(d)
+			return nil
+		}
+	case arrowconv.Time:
+		c := col.(*arrowconv.FixedCol[int32])
+		return func(v []byte, t jsonparser.ValueType) error {
+			ms, ok := parseTime(cx.textOf(v, t))
+			if !ok {
+				return cx.fail(v, name, "expected HH:mm:ss")
+			}
+			c.Append(ms)
+			return nil
+		}
+	case arrowconv.Timestamp, arrowconv.TimestampLTZ:
+		c := col.(*arrowconv.FixedCol[int64])
+		ltz := typ.Kind == arrowconv.TimestampLTZ
+		want := "yyyy-MM-dd HH:mm:ss[.f]"
+		if cx.iso {
+			want = "yyyy-MM-ddTHH:mm[:ss[.f]]"
+		}
+		if ltz {
+			want += "Z"
+		}
+		want = "expected " + want
+		return func(v []byte, t jsonparser.ValueType) error {
+			ns, ok := parseTimestamp(cx.textOf(v, t), cx.iso, ltz)
+			if !ok {
+				return cx.fail(v, name, want)
+			}
+			c.Append(ns)
+			return nil
+		}
+	case arrowconv.Array:
+		c := col.(*arrowconv.ListCol)
+		elem := cx.newConv(*typ.Elem, c.Child)
+		return func(v []byte, t jsonparser.ValueType) error {
+			if t != jsonparser.Array {
+				return cx.fail(v, name, "not an array")
+			}
+			c.Start()
+			var first error
+			i := 0
+			jsonparser.ArrayEach(v, func(ev []byte, et jsonparser.ValueType, _ int, _ error) {
+				if first == nil {
+					if err := elem(ev, et); err != nil {
+						first = withPath(err, fmt.Sprintf("[%d]", i))
+					}
+				}
+				i++
+			})
+			return first
+		}
+	case arrowconv.Map, arrowconv.Multiset:
+		c := col.(*arrowconv.MapCol)
+		keyConv := cx.newConv(*typ.Elem, c.Keys)
+		var valConv conv
+		if typ.Kind == arrowconv.Map {
+			valConv = cx.newConv(*typ.Value, c.Values)
+		} else {
+			valConv = cx.newConv(arrowconv.Type{Kind: arrowconv.Int}, c.Values)
+		}
+		type entry struct {
+			k0, k1 int // key bytes in arena
+			v      []byte
+			t      jsonparser.ValueType
+		}
+		var entries []entry
+		var arena []byte
+		return func(v []byte, t jsonparser.ValueType) error {
+			c.Start()
+			if t != jsonparser.Object {
+				return nil // a non-object gives an empty map, not an error
+			}
+			entries, arena = entries[:0], arena[:0]
+			jsonparser.ObjectEach(v, func(k, mv []byte, mt jsonparser.ValueType, _ int) error {
+				for i := range entries {
+					e := &entries[i]
+					if string(arena[e.k0:e.k1]) == string(k) {
+						e.v, e.t = mv, mt // duplicate key: the last value wins
+						return nil
+					}
+				}
+				k0 := len(arena)
+				arena = append(arena, k...)
+				entries = append(entries, entry{k0, len(arena), mv, mt})
+				return nil
+			})
+			for _, e := range entries {
+				// Keys are plain text already unescaped; feed them as a
+				// string without escapes.
+				if err := keyConv(arena[e.k0:e.k1], jsonparser.String); err != nil {
+					return err
+				}
+				if err := valConv(e.v, e.t); err != nil {
+					return withPath(err, string(arena[e.k0:e.k1]))
+				}
+			}
+			return nil
+		}
+	case arrowconv.Row:
+		c := col.(*arrowconv.StructCol)
+		rc := cx.newRowConv(typ.Fields, c.Fields)
+		slots := make([]slot, len(typ.Fields))
+		return func(v []byte, t jsonparser.ValueType) error {
+			if t != jsonparser.Object {
+				return cx.fail(v, name, "not an object")
+			}
+			rc.scan(v, slots)
+			c.AppendValid()
+			return rc.convert(slots)
+		}
+	}
+	panic("decode: no converter for " + name)
+}
+
+// integer is Flink's INT/BIGINT rule: a JSON number whose value is in range
+// is truncated toward zero; anything else goes through Integer.parseInt of
+// the trimmed text.
+func (cx *convCtx) integer(v []byte, t jsonparser.ValueType, bits int) (int64, bool) {
+	if t == jsonparser.Number && isFloatLiteral(v) {
+		lo, hi := -math.Pow(2, float64(bits-1)), math.Pow(2, float64(bits-1))-1
+		var f float64
+		if cx.exact {
+			// An exact decimal is range-checked exactly; truncation then
+			// only needs the integer part.
+			if !cx.dec.parse(v) {
+				return 0, false
+			}
+			n, ok := truncDecimal(&cx.dec)
+			if !ok {
+				return 0, false
+			}
+			if n.Less(decimal128.FromI64(int64(lo))) || n.Greater(decimal128.FromI64(int64(hi))) {
+				return 0, false
+			}
+			return int64(n.LowBits()), true
+		}
+		f, _ = parseJavaFloat(v, 64)
+		if bits == 64 {
+			hi = math.Pow(2, 63) // Jackson compares with (double) Long.MAX_VALUE
+		}
+		if f >= lo && f <= hi {
+			if f >= math.Pow(2, 63) {
+				return math.MaxInt64, true
+			}
+			return int64(f), true
+		}
+		return 0, false
+	}
+	return parseJavaInt(javaTrim(cx.textOf(v, t)), bits)
+}
+
+// truncDecimal returns the integer part of d, toward zero.
+func truncDecimal(d *decimalText) (decimal128.Num, bool) {
+	digits := d.digits
+	if d.exp < 0 {
+		drop := -d.exp
+		if drop >= len(digits) {
+			return decimal128.Num{}, true
+		}
+		digits = digits[:len(digits)-drop]
+	} else if len(digits)+d.exp > 38 {
+		return decimal128.Num{}, false
+	}
+	var hi, lo uint64
+	for _, c := range digits {
+		hi, lo = mul10add(hi, lo, uint64(c-'0'))
+	}
+	for k := 0; d.exp > 0 && k < d.exp; k++ {
+		hi, lo = mul10add(hi, lo, 0)
+	}
+	n := decimal128.New(int64(hi), lo)
+	if d.neg {
+		n = n.Negate()
+	}
+	return n, true
+}
+
+// slot is one field's raw JSON value found while scanning an object.
+type slot struct {
+	v []byte
+	t jsonparser.ValueType
+}
+
+// rowConv converts JSON objects into a fixed list of fields, each appended
+// to its own column. Object members are matched to fields by exact name in
+// one pass; unknown members are ignored; a repeated key keeps its last value.
+type rowConv struct {
+	cx     *convCtx
+	names  map[string]int
+	fields []arrowconv.Field
+	convs  []conv
+}
+
+func (cx *convCtx) newRowConv(fields []arrowconv.Field, cols []arrowconv.Column) *rowConv {
+	rc := &rowConv{cx: cx, names: make(map[string]int, len(fields)), fields: fields}
+	for i, f := range fields {
+		rc.names[f.Name] = i
+		rc.convs = append(rc.convs, cx.newConv(f.Type, cols[i]))
+	}
+	return rc
+}
+
+// scan fills slots (one per field) from the members of obj.
+func (rc *rowConv) scan(obj []byte, slots []slot) {
+	for i := range slots {
+		slots[i] = slot{t: jsonparser.NotExist}
+	}
+	jsonparser.ObjectEach(obj, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+		if i, ok := rc.names[string(k)]; ok {
+			slots[i] = slot{v, t}
+		}
+		return nil
+	})
+}
+
+// convert appends every field from slots.
+func (rc *rowConv) convert(slots []slot) error {
+	for i, s := range slots {
+		if s.t == jsonparser.NotExist && rc.cx.failOnMissing {
+			return withPath(errorf(ErrMissingField, fmt.Sprintf("Could not find field with name '%s'.", rc.fields[i].Name)), rc.fields[i].Name)
+		}
+		if err := rc.convs[i](s.v, s.t); err != nil {
+			return withPath(err, rc.fields[i].Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,550 @@
+package decode
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/buger/jsonparser"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// Outcome says what became of one message.
+type Outcome uint8
+
+const (
+	// Emitted: the message produced its rows (possibly zero, e.g. an empty
+	// canal "data" array).
+	Emitted Outcome = iota
+	// Blank: a zero-length message (blank line, Kafka tombstone), skipped as
+	// Flink skips it.
+	Blank
+	// SkippedDDL: a canal CREATE message, which Flink skips.
+	SkippedDDL
+	// Filtered: dropped by canal's database.include / table.include.
+	Filtered
+	// Dropped: the message could not be decoded and ignore-parse-errors is
+	// on. Rows it emitted before the failure stay, as in Flink (spec §9).
+	Dropped
+)
+
+// Result is what [Decoder.Decode] did with one message.
+type Result struct {
+	Rows    int
+	Outcome Outcome
+	// Err is the reason a Dropped message was dropped.
+	Err error
+}
+
+// Decoder turns messages into rows appended to the [arrowconv.Builder] it
+// was created for. A Decoder is not safe for concurrent use; make one per
+// goroutine.
+type Decoder interface {
+	// Decode decodes one message (a line without its terminator). msg is not
+	// retained. With ignore-parse-errors off, a message that cannot be
+	// decoded returns an error and appends nothing; use [Locate] to give the
+	// error its file position.
+	Decode(msg []byte) (Result, error)
+	// SetFile sets the file the following messages come from, for the
+	// file.* metadata columns.
+	SetFile(FileInfo)
+}
+
+// FileInfo describes the input file, for the filesystem metadata keys.
+type FileInfo struct {
+	Path    string // absolute path
+	Name    string
+	Size    int64
+	ModTime int64 // nanoseconds since the epoch
+}
+
+// MetaKey is a metadata key a format can read.
+type MetaKey struct {
+	Key  string
+	Type arrowconv.Type
+	Doc  string
+}
+
+// Format is one entry of the format table.
+type Format struct {
+	Name     string // Flink identifier: canal-json, ...
+	title    string // as Flink names it in errors: Canal, Maxwell, ...
+	options  []string
+	Metadata []MetaKey
+	newFn    func(*base) opDecoder
+}
+
+// opDecoder is the format-specific part: given the scanned top-level
+// object, emit rows through the base.
+type opDecoder interface {
+	envelope() []string                 // top-level field names to capture
+	decode(root []byte) (Outcome, error) // rows go through base.emit
+}
+
+var (
+	ltz3 = arrowconv.Type{Kind: arrowconv.TimestampLTZ, Precision: 3}
+	ltz6 = arrowconv.Type{Kind: arrowconv.TimestampLTZ, Precision: 6}
+	str  = arrowconv.Type{Kind: arrowconv.String, Precision: 1<<31 - 1}
+	strs = arrowconv.Type{Kind: arrowconv.Array, Elem: &str}
+)
+
+// FileMetadata are the filesystem connector's keys, offered by every format.
+var FileMetadata = []MetaKey{
+	{"file.path", str, "path of the input file"},
+	{"file.name", str, "name of the input file"},
+	{"file.size", arrowconv.Type{Kind: arrowconv.BigInt}, "size of the input file in bytes"},
+	{"file.modification-time", ltz3, "modification time of the input file"},
+}
+
+var formats = []*Format{
+	{Name: "canal-json", title: "Canal",
+		options: append(append([]string{}, commonOptions...), optDatabaseInclude, optTableInclude),
+		Metadata: []MetaKey{
+			{"database", str, "top-level database"},
+			{"table", str, "top-level table"},
+			{"sql-type", arrowconv.Type{Kind: arrowconv.Map, Elem: &str, Value: &arrowconv.Type{Kind: arrowconv.Int}}, "sqlType: column name to JDBC type code"},
+			{"pk-names", strs, "pkNames"},
+			{"ingestion-timestamp", ltz3, "ts, epoch milliseconds"},
+			{"event-timestamp", ltz3, "es, epoch milliseconds"},
+		},
+		newFn: newCanal},
+	{Name: "debezium-json", title: "Debezium",
+		options: append(append([]string{}, commonOptions...), optSchemaInclude),
+		Metadata: []MetaKey{
+			{"schema", str, "top-level schema object as JSON text"},
+			{"ingestion-timestamp", ltz3, "payload ts_ms"},
+			{"source.timestamp", ltz3, "source.ts_ms"},
+			{"source.database", str, "source.db"},
+			{"source.schema", str, "source.schema"},
+			{"source.table", str, "source.table"},
+			{"source.properties", arrowconv.Type{Kind: arrowconv.Map, Elem: &str, Value: &str}, "the whole source object"},
+		},
+		newFn: newDebezium},
+	{Name: "json", title: "JSON",
+		options: append(append([]string{}, commonOptions...), optFailOnMissing, optJSONParser),
+		newFn:   newPlainJSON},
+	{Name: "maxwell-json", title: "Maxwell",
+		options: append([]string{}, commonOptions...),
+		Metadata: []MetaKey{
+			{"database", str, "database"},
+			{"table", str, "table"},
+			{"primary-key-columns", strs, "primary_key_columns"},
+			{"ingestion-timestamp", ltz3, "ts, epoch seconds"},
+		},
+		newFn: newMaxwell},
+	{Name: "ogg-json", title: "Ogg",
+		options: append([]string{}, commonOptions...),
+		Metadata: []MetaKey{
+			{"table", str, "table"},
+			{"primary-keys", strs, "primary_keys"},
+			{"ingestion-timestamp", ltz6, "current_ts"},
+			{"event-timestamp", ltz6, "op_ts"},
+		},
+		newFn: newOgg},
+}
+
+// Formats lists the formats, sorted by name.
+func Formats() []*Format { return formats }
+
+// Lookup finds a format by its Flink identifier.
+func Lookup(name string) (*Format, bool) {
+	for _, f := range formats {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// FormatNames lists the identifiers.
+func FormatNames() []string {
+	var out []string
+	for _, f := range formats {
+		out = append(out, f.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (f *Format) metaKey(key string) (MetaKey, bool) {
+	for _, m := range f.Metadata {
+		if m.Key == key {
+			return m, true
+		}
+	}
+	for _, m := range FileMetadata {
+		if m.Key == key {
+			return m, true
+		}
+	}
+	return MetaKey{}, false
+}
+
+// CheckSchema reports schema problems this format cannot decode: unknown
+// metadata keys, and metadata columns whose declared type is not the key's.
+func (f *Format) CheckSchema(s *arrowconv.Schema) error {
+	for _, c := range s.Columns {
+		if !c.IsMetadata() {
+			continue
+		}
+		m, ok := f.metaKey(c.MetadataKey)
+		if !ok {
+			var keys []string
+			for _, m := range f.Metadata {
+				keys = append(keys, m.Key)
+			}
+			for _, m := range FileMetadata {
+				keys = append(keys, m.Key)
+			}
+			return &arrowconv.SchemaError{Column: c.Name, Msg: fmt.Sprintf("unknown metadata key '%s' for format %s; available keys: %s", c.MetadataKey, f.Name, strings.Join(keys, ", "))}
+		}
+		if !arrowTypeEqual(c.Type, m.Type) {
+			return &arrowconv.SchemaError{Column: c.Name, Msg: fmt.Sprintf("metadata key '%s' has type %s, which cannot be read as %s", m.Key, m.Type, c.Type)}
+		}
+	}
+	return nil
+}
+
+func arrowTypeEqual(a, b arrowconv.Type) bool {
+	return a.ArrowType().Fingerprint() == b.ArrowType().Fingerprint()
+}
+
+// New returns a decoder for format f appending to b, whose columns must be
+// those of s. opts must come from [ParseOptions] for f.
+func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (Decoder, error) {
+	if err := f.CheckSchema(s); err != nil {
+		return nil, err
+	}
+	d := &base{
+		format: f,
+		opts:   opts,
+		b:      b,
+		cx:     &convCtx{lenient: opts.IgnoreParseErrors, exact: s.HasDecimal(), iso: opts.TimestampISO, failOnMissing: opts.FailOnMissingField},
+	}
+	var physCols []arrowconv.Column
+	for i, c := range s.Columns {
+		if c.IsMetadata() {
+			d.metas = append(d.metas, metaCol{key: c.MetadataKey, col: b.Column(i)})
+			continue
+		}
+		d.phys = append(d.phys, c)
+		physCols = append(physCols, b.Column(i))
+	}
+	d.row = d.cx.newRowConv(d.phys, physCols)
+	d.physCols = physCols
+	d.dataSlots = make([]slot, len(d.phys))
+	d.oldSlots = make([]slot, len(d.phys))
+	d.present = make([]bool, len(d.phys))
+	d.op = f.newFn(d)
+	d.envNames = d.op.envelope()
+	d.env = make([]slot, len(d.envNames))
+	d.envIdx = map[string]int{}
+	for i, n := range d.envNames {
+		d.envIdx[n] = i
+	}
+	for i := range d.metas {
+		if err := d.bindMeta(&d.metas[i]); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// base holds what all formats share: the envelope scan, row emission with
+// metadata, and the message-level error rule.
+type base struct {
+	format   *Format
+	opts     Options
+	b        *arrowconv.Builder
+	cx       *convCtx
+	phys     []arrowconv.Field
+	physCols []arrowconv.Column
+	row      *rowConv
+	metas    []metaCol
+	op       opDecoder
+
+	envNames []string
+	envIdx   map[string]int
+	env      []slot
+
+	dataSlots, oldSlots []slot
+	present             []bool // canal/maxwell: column name found anywhere in "old"
+	stack               []byte
+	file                FileInfo
+
+	mark     int // builder rows at the start of the message
+	rows     int // rows emitted by the current message
+	metaDone bool
+}
+
+func (d *base) SetFile(fi FileInfo) { d.file = fi }
+
+// Decode implements [Decoder].
+func (d *base) Decode(msg []byte) (Result, error) {
+	if len(msg) == 0 {
+		return Result{Outcome: Blank}, nil
+	}
+	d.cx.msg = msg
+	d.mark, d.rows, d.metaDone = d.b.Mark(), 0, false
+	out, err := d.decode(msg)
+	if err != nil {
+		if d.opts.IgnoreParseErrors {
+			// Keep the rows already emitted, as Flink does; drop the rest
+			// of this message, including a half-built row.
+			d.b.Rollback(d.mark + d.rows)
+			d.trimMeta()
+			return Result{Rows: d.rows, Outcome: Dropped, Err: err}, nil
+		}
+		d.b.Rollback(d.mark)
+		return Result{}, err
+	}
+	d.trimMeta()
+	return Result{Rows: d.rows, Outcome: out}, nil
+}
+
+// trimMeta removes metadata values filled for a first row that never came.
+func (d *base) trimMeta() {
+	if d.metaDone && d.rows == 0 {
+		d.b.Rollback(d.mark)
+	}
+}
+
+func (d *base) decode(msg []byte) (Outcome, error) {
+	start, end, err := validate(msg, &d.stack)
+	if err != nil {
+		return 0, err
+	}
+	root := msg[start:end]
+	if root[0] != '{' {
+		if d.format.Name == "json" && string(root) == "null" {
+			return Blank, nil // plain json: a null message gives no row
+		}
+		return 0, &msgError{off: start, err: errorf(ErrMalformed, "the message is not a JSON object")}
+	}
+	return d.op.decode(root)
+}
+
+// scanEnvelope captures the top-level fields the format reads.
+func (d *base) scanEnvelope(obj []byte, names map[string]int, slots []slot) {
+	for i := range slots {
+		slots[i] = slot{t: jsonparser.NotExist}
+	}
+	jsonparser.ObjectEach(obj, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+		if i, ok := names[string(k)]; ok {
+			slots[i] = slot{v, t}
+		}
+		return nil
+	})
+}
+
+// envSlot returns the captured top-level field name.
+func (d *base) envSlot(name string) slot { return d.env[d.envIdx[name]] }
+
+// beginRow appends the row kind and the metadata columns of one row; the
+// caller then appends the physical columns. Metadata is computed for the
+// first row of a message and copied for the others, as every row of one
+// message carries the same metadata.
+func (d *base) beginRow(k arrowconv.RowKind) error {
+	if err := d.fillMeta(); err != nil {
+		return err
+	}
+	d.b.AppendKind(k)
+	if d.rows > 0 {
+		for _, m := range d.metas {
+			m.col.AppendCopy(d.mark)
+		}
+	}
+	return nil
+}
+
+// fillMeta computes the metadata values once per message, at the row index
+// of the message's first row.
+func (d *base) fillMeta() error {
+	if d.metaDone {
+		return nil
+	}
+	d.metaDone = true
+	for _, m := range d.metas {
+		if err := m.fill(m.col); err != nil {
+			return withPath(err, m.key)
+		}
+	}
+	return nil
+}
+
+// endRow counts a finished row.
+func (d *base) endRow() { d.rows++ }
+
+// emit appends one row whose physical values are slots.
+func (d *base) emit(k arrowconv.RowKind, slots []slot) error {
+	if err := d.beginRow(k); err != nil {
+		return err
+	}
+	if err := d.row.convert(slots); err != nil {
+		return err
+	}
+	d.endRow()
+	return nil
+}
+
+// emitObject emits one row from a JSON object value (a data/before/after
+// row). A null or missing row fails, as Flink's NullPointerException does.
+func (d *base) emitObject(k arrowconv.RowKind, field string, s slot) error {
+	if s.t != jsonparser.Object {
+		if !d.cx.lenient && s.t != jsonparser.NotExist && s.t != jsonparser.Null {
+			return withPath(d.cx.fail(s.v, "ROW", "not an object"), field)
+		}
+		return withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is null or not an object", field)), field)
+	}
+	d.row.scan(s.v, d.dataSlots)
+	if err := d.emit(k, d.dataSlots); err != nil {
+		return withPath(err, field)
+	}
+	return nil
+}
+
+// validateRow converts a row value and throws the result away: with
+// ignore-parse-errors off, Flink converts the whole envelope before looking
+// at the operation, so a bad value fails the message even where no row
+// uses it.
+func (d *base) validateRow(field string, s slot) error {
+	if d.cx.lenient || s.t == jsonparser.NotExist || s.t == jsonparser.Null {
+		return nil
+	}
+	if s.t != jsonparser.Object {
+		return withPath(d.cx.fail(s.v, "ROW", "not an object"), field)
+	}
+	lens := d.colLens()
+	d.row.scan(s.v, d.oldSlots)
+	err := d.row.convert(d.oldSlots)
+	for i, c := range d.physCols {
+		c.Truncate(lens[i])
+	}
+	if err != nil {
+		return withPath(err, field)
+	}
+	return nil
+}
+
+// validateRows is validateRow for an array of rows.
+func (d *base) validateRows(field string, s slot) error {
+	if d.cx.lenient || s.t == jsonparser.NotExist || s.t == jsonparser.Null {
+		return nil
+	}
+	if s.t != jsonparser.Array {
+		return withPath(d.cx.fail(s.v, "ARRAY", "not an array"), field)
+	}
+	var first error
+	i := 0
+	jsonparser.ArrayEach(s.v, func(v []byte, t jsonparser.ValueType, _ int, _ error) {
+		if first == nil {
+			first = d.validateRow(fmt.Sprintf("%s[%d]", field, i), slot{v, t})
+		}
+		i++
+	})
+	return first
+}
+
+func (d *base) colLens() []int {
+	lens := make([]int, len(d.physCols))
+	for i, c := range d.physCols {
+		lens[i] = c.Len()
+	}
+	return lens
+}
+
+// markPresent sets present[i] when physical column i's name occurs as a key
+// anywhere inside v, at any depth (Jackson's findValue on "old").
+func (d *base) markPresent(v []byte, t jsonparser.ValueType) {
+	clear(d.present)
+	d.walkKeys(v, t)
+}
+
+func (d *base) walkKeys(v []byte, t jsonparser.ValueType) {
+	switch t {
+	case jsonparser.Object:
+		jsonparser.ObjectEach(v, func(k, mv []byte, mt jsonparser.ValueType, _ int) error {
+			if i, ok := d.row.names[string(k)]; ok {
+				d.present[i] = true
+			}
+			if mt == jsonparser.Object || mt == jsonparser.Array {
+				d.walkKeys(mv, mt)
+			}
+			return nil
+		})
+	case jsonparser.Array:
+		jsonparser.ArrayEach(v, func(ev []byte, et jsonparser.ValueType, _ int, _ error) {
+			if et == jsonparser.Object || et == jsonparser.Array {
+				d.walkKeys(ev, et)
+			}
+		})
+	}
+}
+
+// emitMergedBefore emits canal/maxwell's -U row: each column from old,
+// except that a column whose old value is NULL and whose name occurs
+// nowhere in "old" is copied from the after row (spec §4).
+func (d *base) emitMergedBefore(oldObj, dataObj []byte) error {
+	if err := d.beginRow(arrowconv.UpdateBefore); err != nil {
+		return err
+	}
+	d.row.scan(oldObj, d.oldSlots)
+	d.row.scan(dataObj, d.dataSlots)
+	for i, c := range d.physCols {
+		conv := d.row.convs[i]
+		if s := d.oldSlots[i]; s.t != jsonparser.NotExist {
+			if err := conv(s.v, s.t); err != nil {
+				return withPath(err, d.phys[i].Name)
+			}
+			if !c.IsNull(c.Len()-1) || d.present[i] {
+				continue
+			}
+			c.Truncate(c.Len() - 1)
+		} else if d.present[i] {
+			c.AppendNull()
+			continue
+		}
+		if err := conv(d.dataSlots[i].v, d.dataSlots[i].t); err != nil {
+			return withPath(err, d.phys[i].Name)
+		}
+	}
+	d.endRow()
+	return nil
+}
+
+// opError is the error for an operation the format does not know.
+func (d *base) opError(field string, s slot) error {
+	v := string(d.cx.textOf(s.v, s.t))
+	return &msgError{path: field, off: offsetIn(d.cx.msg, s.v), err: errorf(ErrUnknownOp, fmt.Sprintf("Unknown %q value %q", field, v))}
+}
+
+// opText returns the operation field as text, failing when it is missing
+// or null (Flink dereferences it).
+func (d *base) opText(field string) ([]byte, slot, error) {
+	s := d.envSlot(field)
+	if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
+		return nil, s, withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is missing or null", field)), field)
+	}
+	if s.t == jsonparser.Object || s.t == jsonparser.Array {
+		d.cx.canon = appendCanonical(d.cx.canon[:0], s.v, s.t, d.cx.exact, &d.cx.esc)
+		return d.cx.canon, s, nil
+	}
+	return d.cx.textOf(s.v, s.t), s, nil
+}
+
+// Locate gives an error returned by [Decoder.Decode] its position:
+// file, 1-based line and the byte offset of the line in the file.
+func Locate(err error, file string, line int, offset int64) *Error {
+	e := &Error{File: file, Line: line, Offset: offset, Err: err}
+	var me *msgError
+	if errors.As(err, &me) {
+		e.Path = me.path
+		if me.off >= 0 {
+			e.Column = me.off + 1
+		}
+		e.Err = me.err
+	}
+	return e
+}

@@ -1,0 +1,527 @@
+package decode
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/buger/jsonparser"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// validate checks the first JSON value of msg with the rules of the Jackson
+// parser Flink uses (spec §1.3): unescaped control characters in strings are
+// accepted; comments, single quotes, unquoted names, leading zeros, NaN and
+// Infinity are not; a UTF-8 BOM is skipped; whatever follows the first value
+// is ignored. It returns the bounds of that value. stack is scratch space.
+func validate(msg []byte, stack *[]byte) (start, end int, err error) {
+	i := 0
+	if len(msg) >= 3 && msg[0] == 0xEF && msg[1] == 0xBB && msg[2] == 0xBF {
+		i = 3
+	}
+	i = skipWS(msg, i)
+	if i >= len(msg) {
+		return 0, 0, &msgError{off: i, err: errorf(ErrMalformed, "no JSON value (blank message)")}
+	}
+	start = i
+	st := (*stack)[:0]
+	defer func() { *stack = st[:0] }()
+	bad := func(i int, what string) error {
+		return &msgError{off: i, err: errorf(ErrMalformed, what)}
+	}
+	const maxDepth = 1000 // Jackson 2.15's default nesting limit
+	for {
+		// Expect a value at i.
+		i = skipWS(msg, i)
+		if i >= len(msg) {
+			return 0, 0, bad(i, "unexpected end of input")
+		}
+		switch c := msg[i]; {
+		case c == '{':
+			if len(st) >= maxDepth {
+				return 0, 0, bad(i, "nesting deeper than 1000")
+			}
+			st = append(st, '{')
+			i = skipWS(msg, i+1)
+			if i < len(msg) && msg[i] == '}' {
+				i++
+				goto closed
+			}
+			if i, err = scanKey(msg, i); err != nil {
+				return 0, 0, err
+			}
+			continue
+		case c == '[':
+			if len(st) >= maxDepth {
+				return 0, 0, bad(i, "nesting deeper than 1000")
+			}
+			st = append(st, '[')
+			i = skipWS(msg, i+1)
+			if i < len(msg) && msg[i] == ']' {
+				i++
+				goto closed
+			}
+			continue
+		case c == '"':
+			if i, err = scanString(msg, i); err != nil {
+				return 0, 0, err
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			if i, err = scanNumber(msg, i); err != nil {
+				return 0, 0, err
+			}
+		case c == 't':
+			if i, err = scanLiteral(msg, i, "true"); err != nil {
+				return 0, 0, err
+			}
+		case c == 'f':
+			if i, err = scanLiteral(msg, i, "false"); err != nil {
+				return 0, 0, err
+			}
+		case c == 'n':
+			if i, err = scanLiteral(msg, i, "null"); err != nil {
+				return 0, 0, err
+			}
+		default:
+			return 0, 0, bad(i, fmt.Sprintf("unexpected character %s", quoteByte(c)))
+		}
+	closed:
+		// A value ended at i; continue the enclosing container.
+		for {
+			if len(st) == 0 {
+				return start, i, nil
+			}
+			i = skipWS(msg, i)
+			if i >= len(msg) {
+				return 0, 0, bad(i, "unexpected end of input")
+			}
+			top := st[len(st)-1]
+			c := msg[i]
+			if c == ',' {
+				i++
+				if top == '{' {
+					i = skipWS(msg, i)
+					if i, err = scanKey(msg, i); err != nil {
+						return 0, 0, err
+					}
+				}
+				break
+			}
+			if (top == '{' && c == '}') || (top == '[' && c == ']') {
+				st = st[:len(st)-1]
+				i++
+				continue
+			}
+			want := "',' or '}'"
+			if top == '[' {
+				want = "',' or ']'"
+			}
+			return 0, 0, bad(i, fmt.Sprintf("unexpected character %s, expected %s", quoteByte(c), want))
+		}
+	}
+}
+
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return "'" + string(c) + "'"
+	}
+	return fmt.Sprintf("0x%02x", c)
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// scanKey reads `"name" :` and returns the index after the colon.
+func scanKey(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		if i >= len(b) {
+			return 0, &msgError{off: i, err: errorf(ErrMalformed, "unexpected end of input, expected a field name")}
+		}
+		return 0, &msgError{off: i, err: errorf(ErrMalformed, fmt.Sprintf("unexpected character %s, expected a double-quoted field name", quoteByte(b[i])))}
+	}
+	i, err := scanString(b, i)
+	if err != nil {
+		return 0, err
+	}
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return 0, &msgError{off: i, err: errorf(ErrMalformed, "expected ':' after a field name")}
+	}
+	return i + 1, nil
+}
+
+// scanString validates the string starting at b[i] == '"' and returns the
+// index after its closing quote.
+func scanString(b []byte, i int) (int, error) {
+	start := i
+	i++
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, nil
+		case c == '\\':
+			if i+1 >= len(b) {
+				return 0, &msgError{off: i, err: errorf(ErrMalformed, "unterminated string")}
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return 0, &msgError{off: i, err: errorf(ErrMalformed, "unterminated \\u escape")}
+				}
+				for k := i + 2; k < i+6; k++ {
+					if hexVal(b[k]) < 0 {
+						return 0, &msgError{off: k, err: errorf(ErrMalformed, "invalid \\u escape")}
+					}
+				}
+				i += 6
+			default:
+				return 0, &msgError{off: i, err: errorf(ErrMalformed, fmt.Sprintf("unrecognized character escape %s", quoteByte(b[i+1])))}
+			}
+		case c < 0x80:
+			i++ // control characters are allowed unescaped, as Flink configures Jackson
+		default:
+			n := 0
+			switch {
+			case c >= 0xC0 && c < 0xE0:
+				n = 1
+			case c >= 0xE0 && c < 0xF0:
+				n = 2
+			case c >= 0xF0 && c < 0xF8:
+				n = 3
+			default:
+				return 0, &msgError{off: i, err: errorf(ErrMalformed, fmt.Sprintf("invalid UTF-8 start byte 0x%02x", c))}
+			}
+			for k := 1; k <= n; k++ {
+				if i+k >= len(b) || b[i+k]&0xC0 != 0x80 {
+					return 0, &msgError{off: i + k, err: errorf(ErrMalformed, "invalid UTF-8 middle byte")}
+				}
+			}
+			i += n + 1
+		}
+	}
+	return 0, &msgError{off: start, err: errorf(ErrMalformed, "unterminated string")}
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// scanNumber validates a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func scanNumber(b []byte, i int) (int, error) {
+	start := i
+	bad := func(msg string) error { return &msgError{off: start, err: errorf(ErrMalformed, msg)} }
+	if b[i] == '-' {
+		i++
+	}
+	if i >= len(b) || b[i] < '0' || b[i] > '9' {
+		return 0, bad("invalid number: no digit after '-'")
+	}
+	if b[i] == '0' {
+		i++
+		if i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			return 0, bad("invalid number: leading zeroes not allowed")
+		}
+	} else {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return 0, bad("invalid number: decimal point not followed by a digit")
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return 0, bad("invalid number: exponent without digits")
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	return i, nil
+}
+
+func scanLiteral(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, &msgError{off: i, err: errorf(ErrMalformed, "unrecognized token")}
+	}
+	j := i + len(lit)
+	// Jackson rejects a literal that runs on into identifier characters.
+	if j < len(b) {
+		c := b[j]
+		if c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return 0, &msgError{off: i, err: errorf(ErrMalformed, "unrecognized token")}
+		}
+	}
+	return j, nil
+}
+
+// unescape appends the decoded content of a JSON string (without quotes,
+// already validated) to dst. Lone surrogates become U+FFFD.
+func unescape(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			j := i + 1
+			for j < len(s) && s[j] != '\\' {
+				j++
+			}
+			dst = append(dst, s[i:j]...)
+			i = j
+			continue
+		}
+		switch s[i+1] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := rune(hex4(s[i+2:]))
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					r2 := rune(hex4(s[i+2:]))
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						dst = utf8.AppendRune(dst, d)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default: // '"', '\\', '/'
+			dst = append(dst, s[i+1])
+		}
+		i += 2
+	}
+	return dst
+}
+
+func hex4(b []byte) int {
+	return hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3])
+}
+
+// hasEscape reports whether a raw JSON string body contains a backslash.
+func hasEscape(s []byte) bool {
+	for _, c := range s {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// appendQuoted writes s as a JSON string the way Jackson's generator does:
+// '"' and '\' escaped, control characters as \b \t \n \f \r or \u00XX,
+// everything else (non-ASCII, '/') raw.
+func appendQuoted(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i, c := range s {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			const hexd = "0123456789ABCDEF"
+			dst = append(dst, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&15])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendQuoted is appendQuoted for the encoders in other packages.
+func AppendQuoted(dst, s []byte) []byte { return appendQuoted(dst, s) }
+
+// isFloatLiteral reports whether a JSON number has a fraction or exponent,
+// which makes Jackson read it as a double (or an exact decimal).
+func isFloatLiteral(n []byte) bool {
+	for _, c := range n {
+		if c == '.' || c == 'e' || c == 'E' {
+			return true
+		}
+	}
+	return false
+}
+
+// appendNumberText appends the text Jackson's node gives for a number
+// literal: integers as their value ("-0" is 0), fractions as Double.toString
+// of the parsed double, or, when the schema has a DECIMAL, as the exact
+// decimal with trailing zeros stripped in BigDecimal.toString form.
+func appendNumberText(dst, n []byte, exact bool) []byte {
+	if !isFloatLiteral(n) {
+		if len(n) == 2 && n[0] == '-' && n[1] == '0' {
+			return append(dst, '0')
+		}
+		return append(dst, n...)
+	}
+	if exact {
+		var d decimalText
+		if !d.parse(n) {
+			return append(dst, n...)
+		}
+		d.stripTrailingZeros()
+		return d.appendString(dst)
+	}
+	f, _ := strconv.ParseFloat(string(n), 64) // validated; ±Inf on overflow as in Java
+	return arrowconv.AppendJavaDouble(dst, f)
+}
+
+// appendCanonical appends the compact JSON text Jackson's JsonNode.toString
+// gives for a value: no white space, strings re-escaped, numbers as in
+// appendNumberText, duplicate keys collapsed (last value, first position).
+func appendCanonical(dst, v []byte, t jsonparser.ValueType, exact bool, scratch *[]byte) []byte {
+	switch t {
+	case jsonparser.String:
+		if hasEscape(v) {
+			s := unescape((*scratch)[:0], v)
+			dst = appendQuoted(dst, s)
+			*scratch = s
+			return dst
+		}
+		return appendQuoted(dst, v)
+	case jsonparser.Number:
+		return appendNumberText(dst, v, exact)
+	case jsonparser.Array:
+		dst = append(dst, '[')
+		first := true
+		jsonparser.ArrayEach(v, func(ev []byte, et jsonparser.ValueType, _ int, _ error) {
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = appendCanonical(dst, ev, et, exact, scratch)
+		})
+		return append(dst, ']')
+	case jsonparser.Object:
+		type member struct {
+			key []byte
+			val []byte
+			typ jsonparser.ValueType
+		}
+		var members []member
+		jsonparser.ObjectEach(v, func(k, mv []byte, mt jsonparser.ValueType, _ int) error {
+			key := append([]byte(nil), k...) // jsonparser may reuse its unescape buffer
+			for i := range members {
+				if string(members[i].key) == string(key) {
+					members[i].val, members[i].typ = mv, mt
+					return nil
+				}
+			}
+			members = append(members, member{key, mv, mt})
+			return nil
+		})
+		dst = append(dst, '{')
+		for i, m := range members {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendQuoted(dst, m.key)
+			dst = append(dst, ':')
+			dst = appendCanonical(dst, m.val, m.typ, exact, scratch)
+		}
+		return append(dst, '}')
+	case jsonparser.Boolean, jsonparser.Null:
+		return append(dst, v...)
+	}
+	return dst
+}
+
+// nodeText appends Jackson's asText() for a non-null value: string content,
+// number text, true/false; containers give "" (callers handle STRING apart).
+func nodeText(dst, v []byte, t jsonparser.ValueType, exact bool) []byte {
+	switch t {
+	case jsonparser.String:
+		if hasEscape(v) {
+			return unescape(dst, v)
+		}
+		return append(dst, v...)
+	case jsonparser.Number:
+		return appendNumberText(dst, v, exact)
+	case jsonparser.Boolean:
+		return append(dst, v...)
+	}
+	return dst
+}
+
+// javaTrim is String.trim: it strips every byte <= ' ' at both ends.
+func javaTrim(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && b[i] <= ' ' {
+		i++
+	}
+	for j > i && b[j-1] <= ' ' {
+		j--
+	}
+	return b[i:j]
+}
+
+// offsetIn returns the byte offset of sub within msg when sub is a subslice
+// of it (as jsonparser's results are), or -1.
+func offsetIn(msg, sub []byte) int {
+	if cap(sub) == 0 || cap(sub) > cap(msg) {
+		return -1
+	}
+	off := cap(msg) - cap(sub)
+	if off > len(msg) {
+		return -1
+	}
+	return off
+}
+

@@ -1,0 +1,322 @@
+package decode
+
+import (
+	"math"
+	"math/big"
+	"math/bits"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// decimalText is a decimal number as digits × 10^exp, parsed with Java's
+// BigDecimal(String) grammar. It reuses its digit storage between calls.
+type decimalText struct {
+	neg    bool
+	digits []byte // no leading zeros; empty for zero
+	exp    int
+}
+
+// parse reads [+-]? (d+ (. d*)? | . d+) ([eE] [+-]? d+)? exactly, no spaces.
+func (d *decimalText) parse(s []byte) bool {
+	d.neg, d.digits, d.exp = false, d.digits[:0], 0
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		d.neg = s[i] == '-'
+		i++
+	}
+	nd, frac := 0, 0
+	seenDot := false
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			nd++
+			if seenDot {
+				frac++
+			}
+			if c == '0' && len(d.digits) == 0 {
+				continue // leading zero
+			}
+			d.digits = append(d.digits, c)
+			continue
+		}
+		if c == '.' && !seenDot {
+			seenDot = true
+			continue
+		}
+		break
+	}
+	if nd == 0 {
+		return false
+	}
+	exp := 0
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			eneg = s[i] == '-'
+			i++
+		}
+		if i >= len(s) {
+			return false
+		}
+		for ; i < len(s); i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return false
+			}
+			exp = exp*10 + int(c-'0')
+			if exp > 999_999_999 {
+				return false // Java: exponent overflow
+			}
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	if i != len(s) {
+		return false
+	}
+	d.exp = exp - frac
+	return true
+}
+
+func (d *decimalText) stripTrailingZeros() {
+	for len(d.digits) > 0 && d.digits[len(d.digits)-1] == '0' {
+		d.digits = d.digits[:len(d.digits)-1]
+		d.exp++
+	}
+	if len(d.digits) == 0 {
+		d.exp = 0
+	}
+}
+
+// appendString writes BigDecimal.toString of the value.
+func (d *decimalText) appendString(dst []byte) []byte {
+	if len(d.digits) == 0 {
+		if d.exp >= 0 {
+			return append(dst, '0')
+		}
+		return arrowconv.AppendBigDecimal(dst, false, []byte{'0'}, -d.exp)
+	}
+	return arrowconv.AppendBigDecimal(dst, d.neg, d.digits, -d.exp)
+}
+
+// toDecimal128 rounds the value to scale with HALF_UP and returns it as an
+// unscaled 128-bit integer. ok is false when the rounded value needs more
+// than precision digits: Flink then yields NULL, silently.
+func (d *decimalText) toDecimal128(precision, scale int) (decimal128.Num, bool) {
+	digits := d.digits
+	shift := d.exp + scale
+	var roundUp bool
+	if shift < 0 {
+		drop := -shift
+		if drop > len(digits) {
+			digits = digits[:0]
+		} else {
+			roundUp = digits[len(digits)-drop] >= '5'
+			digits = digits[:len(digits)-drop]
+		}
+		shift = 0
+	}
+	n := len(digits) + shift
+	if len(digits) == 0 {
+		n = 0
+	}
+	if n > precision+1 || (n > 38) {
+		return decimal128.Num{}, false
+	}
+	var hi, lo uint64
+	for _, c := range digits {
+		hi, lo = mul10add(hi, lo, uint64(c-'0'))
+	}
+	for k := 0; k < shift && len(digits) > 0; k++ {
+		hi, lo = mul10add(hi, lo, 0)
+	}
+	if roundUp {
+		var carry uint64
+		lo, carry = bits.Add64(lo, 1, 0)
+		hi += carry
+	}
+	num := decimal128.New(int64(hi), lo)
+	if digitCount(hi, lo) > precision {
+		return decimal128.Num{}, false
+	}
+	if d.neg {
+		num = num.Negate()
+	}
+	return num, true
+}
+
+func mul10add(hi, lo, add uint64) (uint64, uint64) {
+	h, l := bits.Mul64(lo, 10)
+	h += hi * 10
+	var carry uint64
+	l, carry = bits.Add64(l, add, 0)
+	return h + carry, l
+}
+
+// digitCount is BigDecimal.precision() of a non-negative unscaled value.
+func digitCount(hi, lo uint64) int {
+	if hi == 0 {
+		if lo == 0 {
+			return 1
+		}
+		n := 0
+		for lo > 0 {
+			lo /= 10
+			n++
+		}
+		return n
+	}
+	b := new(big.Int).SetUint64(hi)
+	b.Lsh(b, 64)
+	b.Or(b, new(big.Int).SetUint64(lo))
+	return len(b.String())
+}
+
+// parseJavaInt is Integer.parseInt / Long.parseLong / Short / Byte: an
+// optional sign and ASCII digits, with range checking for bits.
+func parseJavaInt(s []byte, bitSize int) (int64, bool) {
+	if len(s) == 0 {
+		return 0, false
+	}
+	i := 0
+	neg := false
+	if s[0] == '+' || s[0] == '-' {
+		neg = s[0] == '-'
+		i = 1
+		if len(s) == 1 {
+			return 0, false
+		}
+	}
+	var u uint64
+	limit := uint64(1) << (bitSize - 1) // magnitude of the minimum
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+		if u > limit {
+			return 0, false
+		}
+	}
+	if neg {
+		return -int64(u), true // u == limit gives the minimum
+	}
+	if u == limit {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// parseJavaFloat is Float.parseFloat / Double.parseDouble on trimmed text:
+// decimal or hex literals with an optional f/F/d/D suffix, "NaN",
+// "Infinity", each with an optional sign. Overflow gives ±Infinity.
+func parseJavaFloat(s []byte, bitSize int) (float64, bool) {
+	s = javaTrim(s)
+	if len(s) == 0 {
+		return 0, false
+	}
+	body := s
+	neg := false
+	if body[0] == '+' || body[0] == '-' {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	switch string(body) {
+	case "NaN":
+		return math.NaN(), true
+	case "Infinity":
+		if neg {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	}
+	if n := len(body); n > 0 {
+		switch body[n-1] {
+		case 'f', 'F', 'd', 'D':
+			body = body[:n-1]
+			s = s[:len(s)-1]
+		}
+	}
+	if len(body) > 1 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') {
+		if !validHexFloat(body[2:]) {
+			return 0, false
+		}
+	} else if !validDecFloat(body) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(s), bitSize)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return f, true
+		}
+		return 0, false
+	}
+	return f, true
+}
+
+func validDecFloat(b []byte) bool {
+	i, nd := 0, 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+		nd++
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			nd++
+		}
+	}
+	if nd == 0 {
+		return false
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		ne := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			ne++
+		}
+		if ne == 0 {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+func validHexFloat(b []byte) bool {
+	i, nd := 0, 0
+	for i < len(b) && hexVal(b[i]) >= 0 {
+		i++
+		nd++
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		for i < len(b) && hexVal(b[i]) >= 0 {
+			i++
+			nd++
+		}
+	}
+	if nd == 0 || i >= len(b) || (b[i] != 'p' && b[i] != 'P') {
+		return false
+	}
+	i++
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		i++
+	}
+	ne := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+		ne++
+	}
+	return ne > 0 && i == len(b)
+}

@@ -1,0 +1,81 @@
+package decode
+
+import (
+	"fmt"
+
+	"github.com/buger/jsonparser"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// replicaIdentity is Flink's text for an update or delete without "before"
+// (Flink's wording, Postgres mention included).
+const replicaIdentity = "The \"before\" field of %s message is null, if you are using %s Postgres Connector, please check the Postgres table has been set REPLICA IDENTITY to FULL level."
+
+// ogg decodes ogg-json (spec §6): op_type I, U, D with "before"/"after"
+// taken as they are (no merging).
+type ogg struct{ *base }
+
+func newOgg(b *base) opDecoder { return &ogg{b} }
+
+func (o *ogg) envelope() []string {
+	return []string{"before", "after", "op_type", "table", "primary_keys", "current_ts", "op_ts"}
+}
+
+func (o *ogg) decode(root []byte) (Outcome, error) {
+	o.scanEnvelope(root, o.envIdx, o.env)
+	op, opSlot, err := o.opText("op_type")
+	if err != nil {
+		return 0, err
+	}
+	return beforeAfter(o.base, string(op), "op_type", opSlot, "I", "", "U", "D", "Ogg")
+}
+
+// beforeAfter is the dispatch ogg-json and debezium-json share: inserts from
+// "after", updates as -U "before" then +U "after", deletes from "before".
+func beforeAfter(d *base, op, opField string, opSlot slot, ins1, ins2, upd, del, who string) (Outcome, error) {
+	before, after := d.envSlot("before"), d.envSlot("after")
+	switch {
+	case op == ins1 || (ins2 != "" && op == ins2):
+		if err := d.validateRow("before", before); err != nil {
+			return 0, err
+		}
+		return Emitted, d.emitObject(arrowconv.Insert, "after", after)
+	case op == upd:
+		if err := needBefore(d, before, "UPDATE", who); err != nil {
+			return 0, err
+		}
+		if after.t != jsonparser.Object {
+			return 0, (&canal{base: d}).notRow("after", after)
+		}
+		if err := d.emitObject(arrowconv.UpdateBefore, "before", before); err != nil {
+			return 0, err
+		}
+		return Emitted, d.emitObject(arrowconv.UpdateAfter, "after", after)
+	case op == del:
+		if err := needBefore(d, before, "DELETE", who); err != nil {
+			return 0, err
+		}
+		if err := d.validateRow("after", after); err != nil {
+			return 0, err
+		}
+		return Emitted, d.emitObject(arrowconv.Delete, "before", before)
+	}
+	if err := d.validateRow("before", before); err != nil {
+		return 0, err
+	}
+	if err := d.validateRow("after", after); err != nil {
+		return 0, err
+	}
+	return 0, d.opError(opField, opSlot)
+}
+
+func needBefore(d *base, before slot, what, who string) error {
+	if before.t == jsonparser.Object {
+		return nil
+	}
+	if !d.cx.lenient && before.t != jsonparser.NotExist && before.t != jsonparser.Null {
+		return withPath(d.cx.fail(before.v, "ROW", "not an object"), "before")
+	}
+	return withPath(errorf(ErrMissingField, fmt.Sprintf(replicaIdentity, what, who)), "before")
+}

@@ -1,0 +1,178 @@
+package decode
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Options are one format's Flink options. The zero value is Flink's
+// defaults except where noted; [ParseOptions] fills it from DDL-style keys.
+type Options struct {
+	IgnoreParseErrors bool
+	// TimestampISO selects timestamp-format.standard=ISO-8601 (default SQL).
+	TimestampISO bool
+	// MapNullKeyMode is FAIL (default, empty), DROP or LITERAL (encoder only).
+	MapNullKeyMode    string
+	MapNullKeyLiteral string // default "null"
+	DecimalPlain      bool   // encode.decimal-as-plain-number
+	IgnoreNullFields  bool   // encode.ignore-null-fields
+	// DatabaseInclude and TableInclude are canal-json's Java regexes.
+	DatabaseInclude, TableInclude string
+	// SchemaInclude is debezium-json.schema-include.
+	SchemaInclude bool
+	// FailOnMissingField is json.fail-on-missing-field.
+	FailOnMissingField bool
+
+	dbRe, tableRe *regexp.Regexp
+}
+
+// Option keys, after the format prefix.
+const (
+	optIgnoreParseErrors = "ignore-parse-errors"
+	optTimestampFormat   = "timestamp-format.standard"
+	optMapNullKeyMode    = "map-null-key.mode"
+	optMapNullKeyLiteral = "map-null-key.literal"
+	optDecimalPlain      = "encode.decimal-as-plain-number"
+	optIgnoreNullFields  = "encode.ignore-null-fields"
+	optDatabaseInclude   = "database.include"
+	optTableInclude      = "table.include"
+	optSchemaInclude     = "schema-include"
+	optFailOnMissing     = "fail-on-missing-field"
+	optJSONParser        = "decode.json-parser.enabled"
+)
+
+var commonOptions = []string{optIgnoreParseErrors, optTimestampFormat, optMapNullKeyMode,
+	optMapNullKeyLiteral, optDecimalPlain, optIgnoreNullFields}
+
+// OptionDoc describes an option for --help and the README.
+type OptionDoc struct {
+	Key, Default, Doc string
+}
+
+var optionDocs = map[string]OptionDoc{
+	optIgnoreParseErrors: {optIgnoreParseErrors, "false", "skip messages that cannot be parsed and turn values that cannot be converted into NULL"},
+	optTimestampFormat:   {optTimestampFormat, "SQL", "SQL or ISO-8601: how TIMESTAMP and TIMESTAMP_LTZ text is read and written"},
+	optMapNullKeyMode:    {optMapNullKeyMode, "FAIL", "encoder: FAIL, DROP or LITERAL for NULL map keys"},
+	optMapNullKeyLiteral: {optMapNullKeyLiteral, "null", "encoder: the key text for NULL map keys in LITERAL mode"},
+	optDecimalPlain:      {optDecimalPlain, "false", "encoder: write DECIMAL as plain digits at the column's scale"},
+	optIgnoreNullFields:  {optIgnoreNullFields, "false", "encoder: omit fields whose value is NULL"},
+	optDatabaseInclude:   {optDatabaseInclude, "", "canal: Java regex that the whole \"database\" value must match"},
+	optTableInclude:      {optTableInclude, "", "canal: Java regex that the whole \"table\" value must match"},
+	optSchemaInclude:     {optSchemaInclude, "false", "debezium: messages carry a schema/payload envelope"},
+	optFailOnMissing:     {optFailOnMissing, "false", "json: a missing field is an error instead of NULL"},
+	optJSONParser:        {optJSONParser, "true", "json: accepted for compatibility; decoding is the same either way"},
+}
+
+// OptionDocs lists the options of format f in a stable order.
+func OptionDocs(f *Format) []OptionDoc {
+	var out []OptionDoc
+	for _, k := range f.options {
+		out = append(out, optionDocs[k])
+	}
+	return out
+}
+
+// ParseOptions reads options given with the format prefix
+// ("canal-json.ignore-parse-errors" = "true") and validates them as Flink
+// does when a table is created. sink adds the checks Flink makes only for a
+// writing table. Keys without this format's prefix are not looked at.
+func ParseOptions(f *Format, kv map[string]string, sink bool) (Options, error) {
+	o := Options{MapNullKeyLiteral: "null"}
+	prefix := f.Name + "."
+	allowed := map[string]bool{}
+	for _, k := range f.options {
+		allowed[k] = true
+	}
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, full := range keys {
+		v := kv[full]
+		if !strings.HasPrefix(full, prefix) {
+			continue
+		}
+		k := strings.TrimPrefix(full, prefix)
+		if !allowed[k] {
+			var sup []string
+			for _, a := range f.options {
+				sup = append(sup, prefix+a)
+			}
+			return o, fmt.Errorf("%w: unsupported option '%s' for format %s; supported options: %s", ErrOption, full, f.Name, strings.Join(sup, ", "))
+		}
+		var err error
+		switch k {
+		case optIgnoreParseErrors:
+			o.IgnoreParseErrors, err = parseBool(full, v)
+		case optTimestampFormat:
+			switch v {
+			case "SQL":
+			case "ISO-8601":
+				o.TimestampISO = true
+			default:
+				err = fmt.Errorf("%w: Unsupported value '%s' for timestamp-format.standard. Supported values are [SQL, ISO-8601].", ErrOption, v)
+			}
+		case optMapNullKeyMode:
+			u := strings.ToUpper(v)
+			if u != "FAIL" && u != "DROP" && u != "LITERAL" {
+				if sink { // Flink checks this only when creating a sink
+					err = fmt.Errorf("%w: Unsupported value '%s' for option map-null-key.mode. Supported values are [LITERAL, FAIL, DROP].", ErrOption, v)
+				}
+			} else {
+				o.MapNullKeyMode = u
+			}
+		case optMapNullKeyLiteral:
+			o.MapNullKeyLiteral = v
+		case optDecimalPlain:
+			o.DecimalPlain, err = parseBool(full, v)
+		case optIgnoreNullFields:
+			o.IgnoreNullFields, err = parseBool(full, v)
+		case optDatabaseInclude:
+			o.DatabaseInclude = v
+			o.dbRe, err = compileJavaRegex(full, v)
+		case optTableInclude:
+			o.TableInclude = v
+			o.tableRe, err = compileJavaRegex(full, v)
+		case optSchemaInclude:
+			o.SchemaInclude, err = parseBool(full, v)
+			if err == nil && o.SchemaInclude && sink {
+				err = fmt.Errorf("%w: Debezium JSON serialization doesn't support '%s' option been set to true.", ErrOption, full)
+			}
+		case optFailOnMissing:
+			o.FailOnMissingField, err = parseBool(full, v)
+		case optJSONParser:
+			_, err = parseBool(full, v)
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	if o.FailOnMissingField && o.IgnoreParseErrors {
+		return o, fmt.Errorf("%w: fail-on-missing-field and ignore-parse-errors shouldn't both be true.", ErrOption)
+	}
+	return o, nil
+}
+
+func parseBool(key, v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: %s: Unrecognized option for boolean: %s. Expected either true or false(case insensitive)", ErrOption, key, v)
+}
+
+// compileJavaRegex compiles a Java pattern for a full match. Go's RE2 has
+// no look-around or back-references; such patterns are reported here,
+// before any input is read, rather than silently matching differently.
+func compileJavaRegex(key, p string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(`^(?:` + p + `)$`)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: pattern %q is not supported (Go's RE2 syntax lacks look-around and back-references): %v", ErrOption, key, p, err)
+	}
+	return re, nil
+}

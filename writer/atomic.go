@@ -1,0 +1,78 @@
+package writer
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// atomicFile is an output written under a temporary name in its final
+// directory and renamed into place by commit: a crash at any moment leaves
+// either no file or the complete one (plus, at worst, a ".tmp" leftover that
+// the next run of the same output replaces).
+type atomicFile struct {
+	path string
+	f    *os.File
+	buf  *bufio.Writer
+	done bool
+}
+
+func createAtomic(path string) (*atomicFile, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("writer: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("writer: %w", err)
+	}
+	return &atomicFile{path: path, f: f, buf: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// commit flushes, syncs and closes the file, then renames it into place
+// and syncs the directory so the rename itself is durable.
+func (a *atomicFile) commit() (err error) {
+	if a.done {
+		return nil
+	}
+	a.done = true
+	defer func() {
+		if err != nil {
+			os.Remove(a.f.Name())
+		}
+	}()
+	if err := a.buf.Flush(); err != nil {
+		a.f.Close()
+		return fmt.Errorf("writer: %s: %w", a.path, err)
+	}
+	if err := a.f.Sync(); err != nil {
+		a.f.Close()
+		return fmt.Errorf("writer: %s: %w", a.path, err)
+	}
+	// Close, then rename: some systems refuse to rename an open file.
+	if err := a.f.Close(); err != nil {
+		return fmt.Errorf("writer: %s: %w", a.path, err)
+	}
+	if err := os.Rename(a.f.Name(), a.path); err != nil {
+		return fmt.Errorf("writer: %w", err)
+	}
+	if d, err := os.Open(filepath.Dir(a.path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// abort closes and removes the temporary file.
+func (a *atomicFile) abort() error {
+	if a.done {
+		return nil
+	}
+	a.done = true
+	a.f.Close()
+	if err := os.Remove(a.f.Name()); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("writer: %w", err)
+	}
+	return nil
+}
