@@ -520,4 +520,3 @@ func (b *Builder) Release() {
 		b.dict = nil
 	}
 }
-

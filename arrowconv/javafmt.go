@@ -30,6 +30,11 @@ func appendJava(dst []byte, f float64, bitSize int) []byte {
 	}
 	var buf [32]byte
 	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bitSize) // d.ddde±XX
+	if len(e) > 1 && (e[1] == 'e' || (e[0] == '-' && e[2] == 'e')) {
+		// Java always shows two significant digits (d.d) and then picks
+		// the two-digit decimal closest to the value: 4.9E-324, not 5.0E-324.
+		e = strconv.AppendFloat(buf[:0], f, 'e', 1, bitSize)
+	}
 	neg := e[0] == '-'
 	if neg {
 		e = e[1:]

@@ -359,34 +359,31 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 // the trimmed text.
 func (cx *convCtx) integer(v []byte, t jsonparser.ValueType, bits int) (int64, bool) {
 	if t == jsonparser.Number && isFloatLiteral(v) {
-		lo, hi := -math.Pow(2, float64(bits-1)), math.Pow(2, float64(bits-1))-1
-		var f float64
+		minV, maxV := int64(math.MinInt64), int64(math.MaxInt64)
+		if bits == 32 {
+			minV, maxV = math.MinInt32, math.MaxInt32
+		}
 		if cx.exact {
-			// An exact decimal is range-checked exactly; truncation then
-			// only needs the integer part.
+			// An exact decimal is range-checked exactly, then truncated.
 			if !cx.dec.parse(v) {
 				return 0, false
 			}
 			n, ok := truncDecimal(&cx.dec)
-			if !ok {
-				return 0, false
-			}
-			if n.Less(decimal128.FromI64(int64(lo))) || n.Greater(decimal128.FromI64(int64(hi))) {
+			if !ok || n.Less(decimal128.FromI64(minV)) || n.Greater(decimal128.FromI64(maxV)) {
 				return 0, false
 			}
 			return int64(n.LowBits()), true
 		}
-		f, _ = parseJavaFloat(v, 64)
-		if bits == 64 {
-			hi = math.Pow(2, 63) // Jackson compares with (double) Long.MAX_VALUE
+		f, _ := parseJavaFloat(v, 64)
+		// Jackson compares the double with (double) MIN/MAX; for long the
+		// upper bound rounds to 2^63 and (long) saturates.
+		if f < float64(minV) || f > float64(maxV) || math.IsNaN(f) {
+			return 0, false
 		}
-		if f >= lo && f <= hi {
-			if f >= math.Pow(2, 63) {
-				return math.MaxInt64, true
-			}
-			return int64(f), true
+		if f >= math.Pow(2, 63) {
+			return math.MaxInt64, true
 		}
-		return 0, false
+		return int64(f), true
 	}
 	return parseJavaInt(javaTrim(cx.textOf(v, t)), bits)
 }

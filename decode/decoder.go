@@ -79,7 +79,7 @@ type Format struct {
 // opDecoder is the format-specific part: given the scanned top-level
 // object, emit rows through the base.
 type opDecoder interface {
-	envelope() []string                 // top-level field names to capture
+	envelope() []string                  // top-level field names to capture
 	decode(root []byte) (Outcome, error) // rows go through base.emit
 }
 
@@ -377,18 +377,6 @@ func (d *base) fillMeta() error {
 // endRow counts a finished row.
 func (d *base) endRow() { d.rows++ }
 
-// emit appends one row whose physical values are slots.
-func (d *base) emit(k arrowconv.RowKind, slots []slot) error {
-	if err := d.beginRow(k); err != nil {
-		return err
-	}
-	if err := d.row.convert(slots); err != nil {
-		return err
-	}
-	d.endRow()
-	return nil
-}
-
 // emitObject emits one row from a JSON object value (a data/before/after
 // row). A null or missing row fails, as Flink's NullPointerException does.
 func (d *base) emitObject(k arrowconv.RowKind, field string, s slot) error {
@@ -399,9 +387,13 @@ func (d *base) emitObject(k arrowconv.RowKind, field string, s slot) error {
 		return withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is null or not an object", field)), field)
 	}
 	d.row.scan(s.v, d.dataSlots)
-	if err := d.emit(k, d.dataSlots); err != nil {
+	if err := d.beginRow(k); err != nil {
+		return err
+	}
+	if err := d.row.convert(d.dataSlots); err != nil {
 		return withPath(err, field)
 	}
+	d.endRow()
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/buger/jsonparser"
 
@@ -43,12 +44,12 @@ func validate(msg []byte, stack *[]byte) (start, end int, err error) {
 			if len(st) >= maxDepth {
 				return 0, 0, bad(i, "nesting deeper than 1000")
 			}
-			st = append(st, '{')
 			i = skipWS(msg, i+1)
 			if i < len(msg) && msg[i] == '}' {
 				i++
 				goto closed
 			}
+			st = append(st, '{')
 			if i, err = scanKey(msg, i); err != nil {
 				return 0, 0, err
 			}
@@ -57,12 +58,12 @@ func validate(msg []byte, stack *[]byte) (start, end int, err error) {
 			if len(st) >= maxDepth {
 				return 0, 0, bad(i, "nesting deeper than 1000")
 			}
-			st = append(st, '[')
 			i = skipWS(msg, i+1)
 			if i < len(msg) && msg[i] == ']' {
 				i++
 				goto closed
 			}
+			st = append(st, '[')
 			continue
 		case c == '"':
 			if i, err = scanString(msg, i); err != nil {
@@ -512,16 +513,15 @@ func javaTrim(b []byte) []byte {
 	return b[i:j]
 }
 
-// offsetIn returns the byte offset of sub within msg when sub is a subslice
-// of it (as jsonparser's results are), or -1.
+// offsetIn returns the byte offset of sub within msg when sub points into
+// it (jsonparser's results do, though with trimmed capacity), or -1.
 func offsetIn(msg, sub []byte) int {
-	if cap(sub) == 0 || cap(sub) > cap(msg) {
+	if len(msg) == 0 || sub == nil {
 		return -1
 	}
-	off := cap(msg) - cap(sub)
-	if off > len(msg) {
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(msg))))
+	if off < 0 || off > len(msg) {
 		return -1
 	}
 	return off
 }
-

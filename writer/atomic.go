@@ -46,6 +46,11 @@ func (a *atomicFile) commit() (err error) {
 		a.f.Close()
 		return fmt.Errorf("writer: %s: %w", a.path, err)
 	}
+	// CreateTemp makes the file 0600; outputs are ordinary files.
+	if err := a.f.Chmod(0o644); err != nil {
+		a.f.Close()
+		return fmt.Errorf("writer: %s: %w", a.path, err)
+	}
 	if err := a.f.Sync(); err != nil {
 		a.f.Close()
 		return fmt.Errorf("writer: %s: %w", a.path, err)

@@ -333,7 +333,8 @@ func leafValue(t arrowconv.Type, l *leafBuf) func(arrow.Array, int) parquet.Valu
 	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
 		return func(a arrow.Array, i int) parquet.Value {
 			s := a.(*array.String)
-			return parquet.ByteArrayValue(s.ValueBytes()[s.ValueOffset(i):s.ValueOffset(i+1)])
+			offs := s.ValueOffsets()
+			return parquet.ByteArrayValue(s.ValueBytes()[offs[i]:offs[i+1]])
 		}
 	case arrowconv.Binary, arrowconv.VarBinary, arrowconv.Bytes:
 		return func(a arrow.Array, i int) parquet.Value { return parquet.ByteArrayValue(a.(*array.Binary).Value(i)) }
@@ -456,7 +457,7 @@ type groupField struct {
 	name string
 }
 
-func (f *groupField) Name() string                         { return f.name }
+func (f *groupField) Name() string                           { return f.name }
 func (f *groupField) Value(base reflect.Value) reflect.Value { return reflect.Value{} }
 
 func (g *orderedGroup) add(name string, n parquet.Node) {

@@ -23,13 +23,21 @@ func newRender(dt arrow.DataType) render {
 			return strconv.AppendBool(dst, a.(*array.Boolean).Value(i))
 		}
 	case *arrow.Int8Type:
-		r = func(dst []byte, a arrow.Array, i int) []byte { return strconv.AppendInt(dst, int64(a.(*array.Int8).Value(i)), 10) }
+		r = func(dst []byte, a arrow.Array, i int) []byte {
+			return strconv.AppendInt(dst, int64(a.(*array.Int8).Value(i)), 10)
+		}
 	case *arrow.Int16Type:
-		r = func(dst []byte, a arrow.Array, i int) []byte { return strconv.AppendInt(dst, int64(a.(*array.Int16).Value(i)), 10) }
+		r = func(dst []byte, a arrow.Array, i int) []byte {
+			return strconv.AppendInt(dst, int64(a.(*array.Int16).Value(i)), 10)
+		}
 	case *arrow.Int32Type:
-		r = func(dst []byte, a arrow.Array, i int) []byte { return strconv.AppendInt(dst, int64(a.(*array.Int32).Value(i)), 10) }
+		r = func(dst []byte, a arrow.Array, i int) []byte {
+			return strconv.AppendInt(dst, int64(a.(*array.Int32).Value(i)), 10)
+		}
 	case *arrow.Int64Type:
-		r = func(dst []byte, a arrow.Array, i int) []byte { return strconv.AppendInt(dst, a.(*array.Int64).Value(i), 10) }
+		r = func(dst []byte, a arrow.Array, i int) []byte {
+			return strconv.AppendInt(dst, a.(*array.Int64).Value(i), 10)
+		}
 	case *arrow.Float32Type:
 		r = func(dst []byte, a arrow.Array, i int) []byte {
 			return arrowconv.AppendJavaFloat(dst, a.(*array.Float32).Value(i))
@@ -45,6 +53,8 @@ func newRender(dt arrow.DataType) render {
 		}
 	case *arrow.StringType:
 		r = func(dst []byte, a arrow.Array, i int) []byte { return append(dst, a.(*array.String).Value(i)...) }
+	case *arrow.LargeStringType:
+		r = func(dst []byte, a arrow.Array, i int) []byte { return append(dst, a.(*array.LargeString).Value(i)...) }
 	case *arrow.BinaryType:
 		r = func(dst []byte, a arrow.Array, i int) []byte {
 			dst = append(dst, '[')
@@ -67,8 +77,17 @@ func newRender(dt arrow.DataType) render {
 		}
 	case *arrow.TimestampType:
 		instant := t.TimeZone != ""
+		mul := int64(1)
+		switch t.Unit {
+		case arrow.Second:
+			mul = 1e9
+		case arrow.Millisecond:
+			mul = 1e6
+		case arrow.Microsecond:
+			mul = 1e3
+		}
 		r = func(dst []byte, a arrow.Array, i int) []byte {
-			ns := int64(a.(*array.Timestamp).Value(i))
+			ns := int64(a.(*array.Timestamp).Value(i)) * mul
 			tm := time.Unix(0, ns).UTC()
 			dst = appendDate(dst, tm)
 			dst = append(dst, 'T')
@@ -179,7 +198,6 @@ func AppendDecimal(dst []byte, n decimal128.Num, scale int, plain bool) []byte {
 	}
 	return arrowconv.AppendBigDecimal(dst, neg, digits, scale)
 }
-
 
 // appendDate writes LocalDate.toString: yyyy-MM-dd, a sign and more digits
 // outside years 0..9999.
