@@ -51,6 +51,9 @@ func appendJava(dst []byte, f float64, bitSize int) []byte {
 		}
 	}
 	exp, _ := strconv.Atoi(string(e[i+1:]))
+	for nd > 1 && digits[nd-1] == '0' {
+		nd-- // the two-digit form may end in 0: 0.8 stays 0.8
+	}
 	abs := math.Abs(f)
 	if abs >= 1e-3 && abs < 1e7 {
 		// Plain notation: the decimal point sits after digit exp+1.
