@@ -252,7 +252,7 @@ func (p *parser) lex() error {
 			}
 			p.toks = append(p.toks, token{tIdent, s[i:j], i})
 			i = j
-		case strings.IndexByte("(),<>=;.", c) >= 0:
+		case strings.IndexByte("(),<>=;.+-*/%", c) >= 0:
 			p.toks = append(p.toks, token{tPunct, string(c), i})
 			i++
 		default:
@@ -347,8 +347,8 @@ func (p *parser) identList() ([]string, error) {
 // columns reads column definitions and constraints up to a closing
 // parenthesis (DDL) or the end of input (column list).
 func (p *parser) columns(s *Schema, bare bool) error {
-	for {
-		if bare && p.at(tEOF) || !bare && p.at(tPunct, ")") {
+	for first := true; ; first = false {
+		if first && (bare && p.at(tEOF) || !bare && p.at(tPunct, ")")) {
 			return nil
 		}
 		if err := p.column(s); err != nil {

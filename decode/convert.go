@@ -42,7 +42,17 @@ func (cx *convCtx) fail(v []byte, typ string, why string) error {
 	if why != "" {
 		msg += ": " + why
 	}
-	return &msgError{off: offsetIn(cx.msg, v), err: errorf(ErrType, msg)}
+	return &msgError{off: cx.valueOff(v), err: errorf(ErrType, msg)}
+}
+
+// valueOff is the offset of value v in the message, at a string's opening
+// quote, or -1.
+func (cx *convCtx) valueOff(v []byte) int {
+	off := offsetIn(cx.msg, v)
+	if off > 0 && cx.msg[off-1] == '"' {
+		off--
+	}
+	return off
 }
 
 // textOf returns Jackson's asText() of a non-null value in a scratch buffer

@@ -509,7 +509,7 @@ func (d *base) emitMergedBefore(oldObj, dataObj []byte) error {
 // opError is the error for an operation the format does not know.
 func (d *base) opError(field string, s slot) error {
 	v := string(d.cx.textOf(s.v, s.t))
-	return &msgError{path: field, off: offsetIn(d.cx.msg, s.v), err: errorf(ErrUnknownOp, fmt.Sprintf("Unknown %q value %q", field, v))}
+	return &msgError{path: field, off: d.cx.valueOff(s.v), err: errorf(ErrUnknownOp, fmt.Sprintf("Unknown %q value %q", field, v))}
 }
 
 // opText returns the operation field as text, failing when it is missing

@@ -93,7 +93,7 @@ func (d *base) bindMeta(m *metaCol) error {
 			if !ok {
 				// Not a value error: Flink's converter throws in emitRow, which
 				// fails (or, with ignore-parse-errors, drops) the message.
-				return &msgError{off: offsetIn(d.cx.msg, s.v), err: errorf(ErrType, fmt.Sprintf("cannot parse op_ts %q", d.stringText(s)))}
+				return &msgError{off: d.cx.valueOff(s.v), err: errorf(ErrType, fmt.Sprintf("cannot parse op_ts %q", d.stringText(s)))}
 			}
 			c.(*arrowconv.FixedCol[int64]).Append(ns)
 			return nil
@@ -108,11 +108,11 @@ func (d *base) bindMeta(m *metaCol) error {
 			text := d.stringText(slot{v, t})
 			ms, ok := parseJavaInt(text, 64) // Long.parseLong, no trimming
 			if !ok {
-				return &msgError{off: offsetIn(d.cx.msg, v), err: errorf(ErrType, fmt.Sprintf("cannot parse source.ts_ms %q as epoch milliseconds", text))}
+				return &msgError{off: d.cx.valueOff(v), err: errorf(ErrType, fmt.Sprintf("cannot parse source.ts_ms %q as epoch milliseconds", text))}
 			}
 			ns, ok := mulCheck(ms, 1e6)
 			if !ok {
-				return &msgError{off: offsetIn(d.cx.msg, v), err: errorf(ErrType, "source.ts_ms out of range")}
+				return &msgError{off: d.cx.valueOff(v), err: errorf(ErrType, "source.ts_ms out of range")}
 			}
 			c.(*arrowconv.FixedCol[int64]).Append(ns)
 			return nil

@@ -1,0 +1,68 @@
+package arrowconv
+
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TestBuilderRollback checks that a half-appended message leaves no trace
+// in any column, nested ones included, and that batches own their memory.
+func TestBuilderRollback(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s, err := ParseColumns("id INT, tags ARRAY<STRING>, attrs MAP<STRING, BIGINT>, r ROW<a STRING, b ARRAY<INT>>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBuilder(mem, s)
+	defer b.Release()
+	appendRow := func(id int32, tags []string) {
+		b.AppendKind(Insert)
+		b.Column(0).(*FixedCol[int32]).Append(id)
+		l := b.Column(1).(*ListCol)
+		l.Start()
+		for _, tg := range tags {
+			l.Child.(*BytesCol).AppendString(tg)
+		}
+		m := b.Column(2).(*MapCol)
+		m.Start()
+		m.Keys.(*BytesCol).AppendString("k")
+		m.Values.(*FixedCol[int64]).Append(int64(id))
+		r := b.Column(3).(*StructCol)
+		r.AppendValid()
+		r.Fields[0].(*BytesCol).AppendString("x")
+		r.Fields[1].(*ListCol).Start()
+		r.Fields[1].(*ListCol).Child.(*FixedCol[int32]).Append(id)
+	}
+	appendRow(1, []string{"a", "b"})
+	mark := b.Mark()
+	appendRow(2, []string{"c"})
+	// a partial third row: kind and two columns only
+	b.AppendKind(Delete)
+	b.Column(0).(*FixedCol[int32]).Append(3)
+	b.Column(1).(*ListCol).Start()
+	b.Column(1).(*ListCol).Child.(*BytesCol).AppendString("zzz")
+	b.Rollback(mark)
+	// a copy of row 0's tags
+	b.AppendKind(UpdateAfter)
+	for i := 0; i < 4; i++ {
+		b.Column(i).AppendCopy(0)
+	}
+	rec := b.Flush()
+	defer rec.Release()
+	if rec.NumRows() != 2 {
+		t.Fatalf("rows = %d, want 2", rec.NumRows())
+	}
+	tags := rec.Column(2).(*array.List)
+	if got := tags.String(); got != `[["a" "b"] ["a" "b"]]` {
+		t.Errorf("tags = %s", got)
+	}
+	if got := rec.Column(4).(*array.Struct).String(); got != `{["x" "x"] [[1] [1]]}` {
+		t.Errorf("row = %s", got)
+	}
+	if b.Len() != 0 || b.Flush() != nil {
+		t.Error("builder not empty after Flush")
+	}
+}

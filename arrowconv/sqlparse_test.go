@@ -1,0 +1,93 @@
+package arrowconv
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseColumns(t *testing.T) {
+	s, err := ParseColumns("id BIGINT NOT NULL, `na``me` VARCHAR(20), weight DECIMAL(10, 2), ts TIMESTAMP(3) WITH LOCAL TIME ZONE, " +
+		"t TIME, d DEC, m MAP<STRING, ARRAY<INT>>, r ROW<a INT, `b c` ROW(x STRING)>, ms MULTISET<STRING>, " +
+		"origin STRING METADATA FROM 'table' VIRTUAL, `database` STRING METADATA VIRTUAL, PRIMARY KEY (id) NOT ENFORCED")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range s.Columns {
+		x := c.Name + " " + c.Type.String()
+		if c.IsMetadata() {
+			x += " <" + c.MetadataKey + ">"
+		}
+		got = append(got, x)
+	}
+	want := []string{
+		"id BIGINT NOT NULL", "na`me VARCHAR(20)", "weight DECIMAL(10, 2)", "ts TIMESTAMP_LTZ(3)", "t TIME(0)",
+		"d DECIMAL(10, 0)", "m MAP<STRING, ARRAY<INT>>", "r ROW<`a` INT, `b c` ROW<`x` STRING>>", "ms MULTISET<STRING>",
+		"origin STRING <table>", "database STRING <database>",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(s.PrimaryKey) != 1 || s.PrimaryKey[0] != "id" {
+		t.Errorf("primary key %v", s.PrimaryKey)
+	}
+	if !s.HasDecimal() {
+		t.Error("HasDecimal false")
+	}
+}
+
+func TestParseColumnsErrors(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"id INTEGR", "Unsupported type: INTEGR"},
+		{"m MAP<INT, STRING>", "JSON format doesn't support non-string as key type of map. The type is: MAP<INT, STRING>"},
+		{"d DECIMAL(39, 2)", "precision must be between 1 and 38"},
+		{"d DECIMAL(5, 6)", "scale must be between 0"},
+		{"t TIMESTAMP(10)", "precision must be between 0 and 9"},
+		{"t TIMESTAMP WITH TIME ZONE", "Unsupported type"},
+		{"a INT, a STRING", "declared twice"},
+		{"a INT, PRIMARY KEY (b) NOT ENFORCED", "does not exist"},
+		{"a INT, PRIMARY KEY (a)", "NOT ENFORCED"},
+		{"a AS b + 1", "computed columns"},
+		{"a INT,", "expected a name"},
+		{"`a INT", "unterminated"},
+		{"", "no columns"},
+	}
+	for _, tt := range tests {
+		_, err := ParseColumns(tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseColumns(%q) = %v, want error containing %q", tt.in, err, tt.want)
+		}
+		if err != nil && !errors.Is(err, ErrSchema) {
+			t.Errorf("ParseColumns(%q): %v is not ErrSchema", tt.in, err)
+		}
+	}
+}
+
+func TestParseDDL(t *testing.T) {
+	s, err := ParseDDL(`-- a Flink table
+CREATE TABLE IF NOT EXISTS cat.db.products (
+  id BIGINT,
+  name STRING COMMENT 'the name',
+  origin_table STRING METADATA FROM 'table' VIRTUAL,
+  PRIMARY KEY (id) NOT ENFORCED
+) COMMENT 'products' WITH (
+  'connector' = 'filesystem',
+  'path' = '/data/in',
+  'format' = 'canal-json',
+  'canal-json.ignore-parse-errors' = 'true',
+  'canal-json.table.include' = 'it''s'
+);`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "cat.db.products" || len(s.Columns) != 3 || s.PrimaryKey[0] != "id" {
+		t.Errorf("parsed %+v", s)
+	}
+	if s.Options["format"] != "canal-json" || s.Options["canal-json.table.include"] != "it's" || s.Options["path"] != "/data/in" {
+		t.Errorf("options %v", s.Options)
+	}
+	if _, err := ParseDDL("CREATE TABLE t (a INT) WITH ('k' 'v')"); err == nil {
+		t.Error("missing = accepted")
+	}
+}

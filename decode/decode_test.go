@@ -1,0 +1,216 @@
+package decode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/writer"
+)
+
+// decodeLines decodes lines with format/schema/options and returns the
+// printed rows, or the first error (positioned as file "in").
+func decodeLines(t testing.TB, format, schema string, opts map[string]string, lines ...string) ([]string, error) {
+	t.Helper()
+	f, ok := Lookup(format)
+	if !ok {
+		t.Fatalf("no format %s", format)
+	}
+	s, err := arrowconv.ParseColumns(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := ParseOptions(f, opts, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := arrowconv.NewBuilder(mem, s)
+	defer b.Release()
+	d, err := New(f, s, o, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var firstErr error
+	for i, l := range lines {
+		if _, err := d.Decode([]byte(l)); err != nil {
+			firstErr = Locate(err, "in", i+1, 0)
+			break
+		}
+	}
+	rec := b.Flush()
+	if rec == nil {
+		return nil, firstErr
+	}
+	defer rec.Release()
+	var out bytes.Buffer
+	p := writer.NewPrint(&out, b.Schema())
+	if err := p.Write(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n"), firstErr
+}
+
+func TestErrorsAreClassified(t *testing.T) {
+	tests := []struct {
+		name, format, line string
+		want               error
+		col                int
+	}{
+		{"syntax", "canal-json", `{"data":[}`, ErrMalformed, 10},
+		{"leading zero", "json", `{"id":01}`, ErrMalformed, 7},
+		{"not an object", "maxwell-json", `[1]`, ErrMalformed, 1},
+		{"blank with spaces", "ogg-json", `   `, ErrMalformed, 4},
+		{"unknown canal type", "canal-json", `{"data":[],"type":"TRUNCATE"}`, ErrUnknownOp, 19},
+		{"unknown maxwell type", "maxwell-json", `{"data":{},"type":"table-alter"}`, ErrUnknownOp, 19},
+		{"ogg truncate", "ogg-json", `{"op_type":"T"}`, ErrUnknownOp, 12},
+		{"debezium message", "debezium-json", `{"op":"m"}`, ErrUnknownOp, 7},
+		{"missing type", "canal-json", `{"data":[]}`, ErrMissingField, 0},
+		{"missing data", "canal-json", `{"type":"INSERT"}`, ErrMissingField, 0},
+		{"null element", "canal-json", `{"data":[null],"type":"INSERT"}`, ErrMissingField, 0},
+		{"old too short", "canal-json", `{"data":[{"id":"1"}],"old":[],"type":"UPDATE"}`, ErrMissingField, 0},
+		{"maxwell update without old", "maxwell-json", `{"data":{"id":1},"type":"update"}`, ErrMissingField, 0},
+		{"debezium update without before", "debezium-json", `{"after":{"id":1},"op":"u"}`, ErrMissingField, 0},
+		{"debezium create without after", "debezium-json", `{"before":{"id":1},"op":"c"}`, ErrMissingField, 0},
+		{"bad value", "json", `{"id":"x"}`, ErrType, 7},
+		{"bad value in old of an insert", "canal-json", `{"data":[{"id":"1"}],"old":[{"id":"x"}],"type":"INSERT"}`, ErrType, 35},
+		{"bad value in a CREATE", "canal-json", `{"data":[{"id":"x"}],"type":"CREATE"}`, ErrType, 16},
+		{"bad source.ts_ms", "debezium-json", `{"after":{"id":1},"op":"c","source":{"ts_ms":"1.5"}}`, ErrType, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := "id INT"
+			if tt.name == "bad source.ts_ms" {
+				schema += ", ts TIMESTAMP_LTZ(3) METADATA FROM 'source.timestamp' VIRTUAL"
+			}
+			_, err := decodeLines(t, tt.format, schema, nil, `{"data":[],"type":"INSERT"}`, tt.line)
+			if tt.format != "canal-json" {
+				_, err = decodeLines(t, tt.format, schema, nil, tt.line)
+			}
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			var de *Error
+			if !errors.As(err, &de) || de.Line < 1 {
+				t.Fatalf("err = %#v, want a *decode.Error with a line", err)
+			}
+			if tt.col != 0 && de.Column != tt.col {
+				t.Errorf("column = %d, want %d (%v)", de.Column, tt.col, err)
+			}
+		})
+	}
+}
+
+func TestLenientDropsAndKeepsEarlierRows(t *testing.T) {
+	rows, err := decodeLines(t, "canal-json", "id INT, v STRING", map[string]string{"canal-json.ignore-parse-errors": "true"},
+		`{"data":[{"id":"1","v":"a"},{"id":"2","v":"b"},{"id":"3","v":"c"}],"old":[{"v":"x"},{"v":"y"}],"type":"UPDATE"}`,
+		`{"data":[{"id":"4","v":"d"},null],"type":"INSERT"}`,
+		`{"data":[{"id":"x5","v":"e"}],"type":"DELETE"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"-U[1, x]", "+U[1, a]", "-U[2, y]", "+U[2, b]", "+I[4, d]", "-D[null, e]"}
+	if strings.Join(rows, " ") != strings.Join(want, " ") {
+		t.Errorf("rows = %v, want %v", rows, want)
+	}
+}
+
+func TestStrictAppendsNothingOnError(t *testing.T) {
+	rows, err := decodeLines(t, "canal-json", "id INT, v STRING", nil,
+		`{"data":[{"id":"1","v":"a"}],"type":"INSERT"}`,
+		`{"data":[{"id":"2","v":"b"},{"id":"bad","v":"c"}],"type":"INSERT"}`)
+	if !errors.Is(err, ErrType) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(rows) != 1 || rows[0] != "+I[1, a]" {
+		t.Errorf("rows = %v, want only the first message's row", rows)
+	}
+}
+
+func TestMetadataIsCopiedToEveryRowOfAMessage(t *testing.T) {
+	rows, err := decodeLines(t, "canal-json", "id INT, db STRING METADATA FROM 'database' VIRTUAL, pk ARRAY<STRING> METADATA FROM 'pk-names' VIRTUAL", nil,
+		`{"data":[{"id":"1"},{"id":"2"}],"old":[{},{}],"database":"d","pkNames":["id","x"],"type":"UPDATE"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "-U[1, d, [id, x]] +U[1, d, [id, x]] -U[2, d, [id, x]] +U[2, d, [id, x]]"
+	if got := strings.Join(rows, " "); got != want {
+		t.Errorf("rows = %s, want %s", got, want)
+	}
+}
+
+func TestOptionValidation(t *testing.T) {
+	f, _ := Lookup("canal-json")
+	tests := []struct {
+		kv   map[string]string
+		sink bool
+		want string
+	}{
+		{map[string]string{"canal-json.ignore-parse-errors": "abc"}, false, "Unrecognized option for boolean: abc. Expected either true or false(case insensitive)"},
+		{map[string]string{"canal-json.timestamp-format.standard": "test"}, false, "Unsupported value 'test' for timestamp-format.standard. Supported values are [SQL, ISO-8601]."},
+		{map[string]string{"canal-json.timestamp-format.standard": "sql"}, false, "Unsupported value 'sql'"},
+		{map[string]string{"canal-json.map-null-key.mode": "invalid"}, true, "Unsupported value 'invalid' for option map-null-key.mode. Supported values are [LITERAL, FAIL, DROP]."},
+		{map[string]string{"canal-json.schema-include": "true"}, false, "unsupported option 'canal-json.schema-include'"},
+		{map[string]string{"canal-json.table.include": "(?<=x)a"}, false, "not supported"},
+	}
+	for _, tt := range tests {
+		_, err := ParseOptions(f, tt.kv, tt.sink)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrOption) {
+			t.Errorf("ParseOptions(%v) = %v, want %q", tt.kv, err, tt.want)
+		}
+	}
+	// A bad map-null-key.mode is accepted for reading, as in Flink.
+	if _, err := ParseOptions(f, map[string]string{"canal-json.map-null-key.mode": "invalid"}, false); err != nil {
+		t.Error(err)
+	}
+	d, _ := Lookup("debezium-json")
+	if _, err := ParseOptions(d, map[string]string{"debezium-json.schema-include": "true"}, true); err == nil {
+		t.Error("schema-include accepted for a sink")
+	}
+	j, _ := Lookup("json")
+	if _, err := ParseOptions(j, map[string]string{"json.fail-on-missing-field": "true", "json.ignore-parse-errors": "TRUE"}, false); err == nil {
+		t.Error("fail-on-missing-field with ignore-parse-errors accepted")
+	}
+}
+
+func TestCheckSchemaMetadata(t *testing.T) {
+	f, _ := Lookup("maxwell-json")
+	for schema, want := range map[string]string{
+		"id INT, x STRING METADATA FROM 'sql-type' VIRTUAL":           "unknown metadata key 'sql-type'",
+		"id INT, x BIGINT METADATA FROM 'ingestion-timestamp' VIRTUAL": "cannot be read as BIGINT",
+	} {
+		s, err := arrowconv.ParseColumns(schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.CheckSchema(s); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", schema, err, want)
+		}
+	}
+}
+
+func TestValidateMatchesJackson(t *testing.T) {
+	good := []string{`{}`, `{"a":[1,-0,0.5,1e5,1E+2,-1.5e-3,true,false,null,"x\u00e9\n"]}`, "{\"a\":\"raw\tcontrol\x01\"}",
+		"\xef\xbb\xbf{}", `{"a":1} trailing`, ` {"a":{}} `, `{"a":[[],{}]}`}
+	bad := []string{``, ` `, `{`, `{"a"}`, `{"a":}`, `{a:1}`, `{'a':1}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":+1}`,
+		`{"a":NaN}`, `{"a":tru}`, `{"a":truex}`, `{"a":"\x"}`, `{"a":1,}`, `{"a":[1,]}`, `{"a":1 /* c */}`, "{\"a\":\"\xff\"}",
+		`{"a":"\u12"}`, `{"a":1]`, `[`}
+	var st []byte
+	for _, g := range good {
+		if _, _, err := validate([]byte(g), &st); err != nil {
+			t.Errorf("validate(%q) = %v, want ok", g, err)
+		}
+	}
+	for _, b := range bad {
+		if _, _, err := validate([]byte(b), &st); !errors.Is(err, ErrMalformed) {
+			t.Errorf("validate(%q) = %v, want ErrMalformed", b, err)
+		}
+	}
+}
