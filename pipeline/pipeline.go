@@ -47,6 +47,10 @@ type Config struct {
 	// (print and re-encoding only).
 	OutDir string
 	Stdout io.Writer
+	// Batches, when set, receives the batches of all files in order instead
+	// of a writer (library use). It must not keep rec after returning
+	// unless it calls Retain.
+	Batches func(ctx context.Context, rec arrow.RecordBatch) error
 	// Workers is the number of files converted at once (default NumCPU).
 	Workers int
 	// BatchRows is the number of rows per record batch (default 16384).
@@ -114,7 +118,7 @@ func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	if cfg.OutDir == "" && cfg.To == ToParquet {
+	if cfg.OutDir == "" && cfg.To == ToParquet && cfg.Batches == nil {
 		return Stats{}, errors.New("pipeline: parquet output needs an output directory (-o DIR)")
 	}
 	if cfg.OutDir != "" {
@@ -321,7 +325,17 @@ func convertFile(ctx context.Context, cfg *Config, f reader.File, out func(arrow
 	return st, flush()
 }
 
+// funcWriter adapts Config.Batches to a writer.
+type funcWriter func(ctx context.Context, rec arrow.RecordBatch) error
+
+func (f funcWriter) Write(ctx context.Context, rec arrow.RecordBatch) error { return f(ctx, rec) }
+func (f funcWriter) Close() error                                         { return nil }
+func (f funcWriter) Abort() error                                         { return nil }
+
 func newStreamWriter(cfg *Config) (writer.Writer, error) {
+	if cfg.Batches != nil {
+		return funcWriter(cfg.Batches), nil
+	}
 	if cfg.To == ToPrint {
 		return writer.NewPrint(cfg.Stdout, cfg.Schema.ArrowSchema()), nil
 	}

@@ -11,6 +11,12 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
+// ValueFormatter returns the function that renders values of type dt as
+// Flink's Row.toString does; tests use it on Arrow data read back from files.
+func ValueFormatter(dt arrow.DataType) func(dst []byte, arr arrow.Array, i int) []byte {
+	return newRender(dt)
+}
+
 // render appends value i of arr as Flink's Row.toString shows it (spec §12).
 // One renderer is built per column type, once per schema.
 type render func(dst []byte, arr arrow.Array, i int) []byte

@@ -38,7 +38,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.format, "format", "", "input format: "+strings.Join(decode.FormatNames(), ", "))
 	fs.StringVar(&o.schema, "schema", "", "Flink SQL column list, e.g. \"id BIGINT, name STRING\"")
 	fs.StringVar(&o.ddl, "ddl", "", "file holding a Flink CREATE TABLE statement (instead of --schema)")
-	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable)")
+	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable); --KEY=VALUE works too")
 	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o)")
 	fs.StringVar(&o.out, "o", "", "output directory (one output file per input file)")
 	fs.StringVar(&o.compression, "compression", "snappy", "Parquet compression: snappy, zstd, gzip, none")
@@ -100,8 +100,41 @@ Exit status:
 	return b.String()
 }
 
+// formatOptionFlags rewrites --canal-json.table.include=x (or with the
+// value as the next argument) into --option canal-json.table.include=x.
+func formatOptionFlags(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name := strings.TrimLeft(a, "-")
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(name) < len(a) && isFormatOption(name) {
+			if !strings.Contains(name, "=") && i+1 < len(args) {
+				i++
+				name += "=" + args[i]
+			}
+			out = append(out, "--option", name)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func isFormatOption(name string) bool {
+	for _, f := range decode.FormatNames() {
+		if strings.HasPrefix(name, f+".") {
+			return true
+		}
+	}
+	return false
+}
+
 // parseInterleaved lets flags follow positional arguments.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	args = formatOptionFlags(args)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

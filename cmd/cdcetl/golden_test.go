@@ -3,35 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/cdcetl/cdcetl/internal/testutil"
 )
-
-// readCase reads a testdata .case file: comments (#), the schema line, then
-// "option KEY=VALUE" lines.
-func readCase(t *testing.T, path string) (schema string, args []string) {
-	t.Helper()
-	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(text), "\n") {
-		switch {
-		case line == "" || strings.HasPrefix(line, "#"):
-		case schema == "":
-			schema = line
-		case strings.HasPrefix(line, "option "):
-			args = append(args, "--option", strings.TrimPrefix(line, "option "))
-		default:
-			t.Fatalf("%s: unexpected line %q", path, line)
-		}
-	}
-	return schema, args
-}
 
 // TestGolden runs every testdata/<format>/<case>.case through the CLI with
 // --to print and compares stdout, the exit code and stderr with
@@ -46,7 +24,14 @@ func TestGolden(t *testing.T) {
 		format := filepath.Base(filepath.Dir(c))
 		name := strings.TrimSuffix(filepath.Base(c), ".case")
 		t.Run(format+"/"+name, func(t *testing.T) {
-			schema, opts := readCase(t, c)
+			schema, kv, err := testutil.ReadCase(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var opts []string
+			for _, k := range sortedKeys(kv) {
+				opts = append(opts, "--option", k+"="+kv[k])
+			}
 			input := strings.TrimSuffix(c, ".case") + ".jsonl"
 			args := append([]string{"convert", "--format", format, "--schema", schema}, opts...)
 			args = append(args, "--to", "print", input)
@@ -65,4 +50,13 @@ func TestGolden(t *testing.T) {
 			testutil.Golden(t, strings.TrimSuffix(c, ".case")+".golden", got.Bytes())
 		})
 	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -73,3 +73,26 @@ func SharedConformance(t testing.TB) string {
 	}
 	return dir
 }
+
+// ReadCase reads a testdata .case file: comments (#), the schema line, then
+// "option KEY=VALUE" lines.
+func ReadCase(path string) (schema string, options map[string]string, err error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil, err
+	}
+	options = map[string]string{}
+	for _, line := range strings.Split(string(text), "\n") {
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case schema == "":
+			schema = line
+		case strings.HasPrefix(line, "option "):
+			k, v, _ := strings.Cut(strings.TrimPrefix(line, "option "), "=")
+			options[k] = v
+		default:
+			return "", nil, fmt.Errorf("%s: unexpected line %q", path, line)
+		}
+	}
+	return schema, options, nil
+}

@@ -1,0 +1,127 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/decode"
+)
+
+func canalConfig(t *testing.T, workers int) Config {
+	t.Helper()
+	s, err := arrowconv.ParseColumns("id INT, name STRING, f STRING METADATA FROM 'file.name' VIRTUAL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := decode.Lookup("canal-json")
+	return Config{Format: f, Schema: s, Workers: workers, BatchRows: 7, Mem: memory.NewCheckedAllocator(memory.NewGoAllocator())}
+}
+
+// writeInputs makes n files of rows messages each under dir/in.
+func writeInputs(t *testing.T, dir string, n, rows int) string {
+	in := filepath.Join(dir, "in")
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		for r := 0; r < rows; r++ {
+			fmt.Fprintf(&b, `{"data":[{"id":"%d","name":"n%d"}],"type":"INSERT"}`+"\n", i*1000+r, r)
+		}
+		p := filepath.Join(in, fmt.Sprintf("sub%d", i%3), fmt.Sprintf("f%02d.json", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(b.String()), 0o644)
+	}
+	return in
+}
+
+// TestOrderIndependentOfWorkers: stdout output is in file order, row order
+// within a file kept, whatever the number of workers.
+func TestOrderIndependentOfWorkers(t *testing.T) {
+	in := writeInputs(t, t.TempDir(), 12, 50)
+	var want string
+	for _, w := range []int{1, 2, 8} {
+		cfg := canalConfig(t, w)
+		var out bytes.Buffer
+		cfg.To, cfg.Stdout = ToPrint, &out
+		st, err := Run(context.Background(), cfg, []string{in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Files != 12 || st.Lines != 600 || st.Rows[0] != 600 || st.Messages != 600 {
+			t.Errorf("workers %d: stats %+v", w, st)
+		}
+		cfg.Mem.(*memory.CheckedAllocator).AssertSize(t, 0)
+		if w == 1 {
+			want = out.String()
+			continue
+		}
+		if out.String() != want {
+			t.Errorf("workers %d: output differs from one worker", w)
+		}
+	}
+	if !strings.HasPrefix(want, "+I[0, n0, f00.json]\n+I[1, n1, f00.json]") {
+		t.Errorf("unexpected start: %.60q", want)
+	}
+}
+
+// TestParquetPerInputFile: one output per input, relative paths kept.
+func TestParquetPerInputFile(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInputs(t, dir, 5, 10)
+	cfg := canalConfig(t, 3)
+	cfg.To, cfg.OutDir = ToParquet, filepath.Join(dir, "out")
+	if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		p := filepath.Join(cfg.OutDir, fmt.Sprintf("sub%d", i%3), fmt.Sprintf("f%02d.json.parquet", i))
+		rows, _ := readParquetRows(t, p)
+		if len(rows) != 10 || !strings.HasSuffix(rows[0], fmt.Sprintf("f%02d.json]", i)) {
+			t.Errorf("%s: %d rows %v", p, len(rows), rows[:1])
+		}
+	}
+}
+
+// TestStrictErrorLeavesNoPartialOutput: a bad message stops the run with a
+// positioned error and its file's Parquet output never appears.
+func TestStrictErrorLeavesNoPartialOutput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	os.MkdirAll(in, 0o755)
+	var b strings.Builder
+	for r := 0; r < 100; r++ {
+		fmt.Fprintf(&b, `{"data":[{"id":"%d","name":"x"}],"type":"INSERT"}`+"\n", r)
+	}
+	b.WriteString(`{"data":[{"id":"oops","name":"x"}],"type":"INSERT"}` + "\n")
+	os.WriteFile(filepath.Join(in, "bad.json"), []byte(b.String()), 0o644)
+	cfg := canalConfig(t, 1)
+	cfg.To, cfg.OutDir = ToParquet, filepath.Join(dir, "out")
+	_, err := Run(context.Background(), cfg, []string{in})
+	var de *decode.Error
+	if !errors.As(err, &de) || de.Line != 101 || !errors.Is(err, decode.ErrType) {
+		t.Fatalf("err = %v, want a decode error on line 101", err)
+	}
+	entries, _ := os.ReadDir(cfg.OutDir)
+	if len(entries) != 0 {
+		t.Errorf("output dir holds %v after a failed run", entries)
+	}
+}
+
+func TestCancelledRun(t *testing.T) {
+	in := writeInputs(t, t.TempDir(), 4, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg := canalConfig(t, 2)
+	var out bytes.Buffer
+	cfg.To, cfg.Stdout = ToPrint, &out
+	if _, err := Run(ctx, cfg, []string{in}); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}

@@ -1,0 +1,131 @@
+package reader
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+func readAll(t *testing.T, data []byte, maxLine int) ([]string, []Pos, error) {
+	t.Helper()
+	l, err := NewLines(bytes.NewReader(data), "f", maxLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var lines []string
+	var pos []Pos
+	for l.Next() {
+		lines = append(lines, string(l.Bytes()))
+		pos = append(pos, l.Pos())
+	}
+	return lines, pos, l.Err()
+}
+
+func TestFraming(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"plain", "a\nb\n", []string{"a", "b"}},
+		{"no final newline", "a\nb", []string{"a", "b"}},
+		{"crlf", "a\r\nb\r\n", []string{"a", "b"}},
+		{"only one cr removed", "a\r\r\n", []string{"a\r"}},
+		{"blank lines kept", "a\n\n\nb", []string{"a", "", "", "b"}},
+		{"empty", "", nil},
+		{"just newline", "\n", []string{""}},
+		{"bom passes through", "\xef\xbb\xbf{}\n", []string{"\xef\xbb\xbf{}"}},
+	}
+	for _, tt := range tests {
+		got, _, err := readAll(t, []byte(tt.in), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestPositions(t *testing.T) {
+	_, pos, err := readAll(t, []byte("ab\r\ncde\n\nf"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Pos{{"f", 1, 0}, {"f", 2, 4}, {"f", 3, 8}, {"f", 4, 9}}
+	for i := range want {
+		if pos[i] != want[i] {
+			t.Errorf("pos[%d] = %+v, want %+v", i, pos[i], want[i])
+		}
+	}
+}
+
+func TestLongLines(t *testing.T) {
+	big := strings.Repeat("x", 3<<20+17) // longer than the 1 MiB read buffer
+	got, _, err := readAll(t, []byte("a\n"+big+"\nb"), 0)
+	if err != nil || len(got) != 3 || got[1] != big || got[2] != "b" {
+		t.Fatalf("long line: err %v, %d lines", err, len(got))
+	}
+	_, pos, err := readAll(t, []byte("a\n"+big+"\nb"), 1<<20)
+	var le *LineError
+	if !errors.Is(err, ErrLineTooLong) || !errors.As(err, &le) || le.Pos.Line != 2 {
+		t.Fatalf("err = %v, want ErrLineTooLong at line 2", err)
+	}
+	if len(pos) != 1 {
+		t.Errorf("%d lines before the error, want 1", len(pos))
+	}
+}
+
+func TestCompressed(t *testing.T) {
+	text := "l1\nl2\r\nl3"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(text))
+	zw.Close()
+	var zs bytes.Buffer
+	zsw, _ := zstd.NewWriter(&zs)
+	zsw.Write([]byte(text))
+	zsw.Close()
+	for name, data := range map[string][]byte{"gzip": gz.Bytes(), "zstd": zs.Bytes()} {
+		got, _, err := readAll(t, data, 0)
+		if err != nil || strings.Join(got, ",") != "l1,l2,l3" {
+			t.Errorf("%s: %q %v", name, got, err)
+		}
+	}
+	// A corrupt gzip stream is an error, not a silent short read.
+	bad := append([]byte(nil), gz.Bytes()[:gz.Len()-6]...)
+	if _, _, err := readAll(t, bad, 0); err == nil {
+		t.Error("truncated gzip: no error")
+	}
+}
+
+func TestWalk(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"b.json", "a/2.json", "a/1.json", ".hidden", "_tmp", ".dir/x.json", "_dir/y.json", "c/.x/z.json"} {
+		full := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte("{}\n"), 0o644)
+	}
+	files, err := Walk([]string{dir, filepath.Join(dir, ".hidden")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel []string
+	for _, f := range files {
+		rel = append(rel, f.Rel)
+	}
+	want := "a/1.json a/2.json b.json .hidden"
+	if strings.Join(rel, " ") != want {
+		t.Errorf("Walk = %q, want %q", strings.Join(rel, " "), want)
+	}
+	if _, err := Walk([]string{filepath.Join(dir, "missing")}); err == nil {
+		t.Error("missing path: no error")
+	}
+}
