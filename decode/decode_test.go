@@ -183,7 +183,7 @@ func TestOptionValidation(t *testing.T) {
 func TestCheckSchemaMetadata(t *testing.T) {
 	f, _ := Lookup("maxwell-json")
 	for schema, want := range map[string]string{
-		"id INT, x STRING METADATA FROM 'sql-type' VIRTUAL":           "unknown metadata key 'sql-type'",
+		"id INT, x STRING METADATA FROM 'sql-type' VIRTUAL":            "unknown metadata key 'sql-type'",
 		"id INT, x BIGINT METADATA FROM 'ingestion-timestamp' VIRTUAL": "cannot be read as BIGINT",
 	} {
 		s, err := arrowconv.ParseColumns(schema)

@@ -329,8 +329,8 @@ func convertFile(ctx context.Context, cfg *Config, f reader.File, out func(arrow
 type funcWriter func(ctx context.Context, rec arrow.RecordBatch) error
 
 func (f funcWriter) Write(ctx context.Context, rec arrow.RecordBatch) error { return f(ctx, rec) }
-func (f funcWriter) Close() error                                         { return nil }
-func (f funcWriter) Abort() error                                         { return nil }
+func (f funcWriter) Close() error                                           { return nil }
+func (f funcWriter) Abort() error                                           { return nil }
 
 func newStreamWriter(cfg *Config) (writer.Writer, error) {
 	if cfg.Batches != nil {
