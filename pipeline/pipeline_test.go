@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -123,5 +126,44 @@ func TestCancelledRun(t *testing.T) {
 	cfg.To, cfg.Stdout = ToPrint, &out
 	if _, err := Run(ctx, cfg, []string{in}); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestFileMetadataAndHugeMessage: the filesystem metadata keys carry the
+// input's path, name, size and modification time, and a 50 MB message
+// decodes like any other.
+func TestFileMetadataAndHugeMessage(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "big.jsonl")
+	big := strings.Repeat("x", 50<<20)
+	os.WriteFile(in, []byte(`{"id":1,"s":"`+big+`"}`+"\n"+`{"id":2,"s":"small"}`), 0o644)
+	mtime := time.Date(2024, 2, 29, 12, 30, 15, 987654321, time.UTC)
+	os.Chtimes(in, mtime, mtime)
+	s, err := arrowconv.ParseColumns("id INT, s STRING, p STRING METADATA FROM 'file.path' VIRTUAL, n STRING METADATA FROM 'file.name' VIRTUAL, " +
+		"z BIGINT METADATA FROM 'file.size' VIRTUAL, m TIMESTAMP_LTZ(3) METADATA FROM 'file.modification-time' VIRTUAL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := decode.Lookup("json")
+	var got []string
+	cfg := Config{Format: f, Schema: s, Batches: func(_ context.Context, rec arrow.RecordBatch) error {
+		for i := 0; i < int(rec.NumRows()); i++ {
+			str := rec.Column(2).(*array.String)
+			got = append(got, fmt.Sprintf("%d %d %s %s %d %s", rec.Column(1).(*array.Int32).Value(i), len(str.Value(i)),
+				rec.Column(3).(*array.String).Value(i), rec.Column(4).(*array.String).Value(i), rec.Column(5).(*array.Int64).Value(i),
+				rec.Column(6).(*array.Timestamp).Value(i).ToTime(arrow.Nanosecond).UTC().Format(time.RFC3339Nano)))
+		}
+		return nil
+	}}
+	if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(big)) + 36
+	want := []string{
+		fmt.Sprintf("1 %d %s big.jsonl %d 2024-02-29T12:30:15.987Z", len(big), in, size),
+		fmt.Sprintf("2 5 %s big.jsonl %d 2024-02-29T12:30:15.987Z", in, size),
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,0 +1,325 @@
+// Package cdcgen generates deterministic CDC JSON for benchmarks: a
+// products table (BIGINT id, STRING name, description, category,
+// DECIMAL(10,2) weight, INT quantity, BOOLEAN in_stock, DOUBLE rating with
+// nulls, TIMESTAMP(3) created, DATE release_date) changed by 60% inserts,
+// 30% updates and 10% deletes, in each of the four formats.
+package cdcgen
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// Schema is the products table as a Flink column list, with metadata
+// columns chosen per format by [SchemaFor].
+const Schema = "id BIGINT, name STRING, description STRING, category STRING, weight DECIMAL(10, 2), quantity INT, " +
+	"in_stock BOOLEAN, rating DOUBLE, created TIMESTAMP(3), release_date DATE"
+
+// SchemaFor returns Schema plus two metadata columns of format.
+func SchemaFor(format string) string {
+	switch format {
+	case "canal-json":
+		return Schema + ", `table` STRING METADATA FROM 'table' VIRTUAL, ts TIMESTAMP_LTZ(3) METADATA FROM 'ingestion-timestamp' VIRTUAL"
+	case "maxwell-json":
+		return Schema + ", `table` STRING METADATA FROM 'table' VIRTUAL, ts TIMESTAMP_LTZ(3) METADATA FROM 'ingestion-timestamp' VIRTUAL"
+	case "ogg-json":
+		return Schema + ", `table` STRING METADATA FROM 'table' VIRTUAL, ts TIMESTAMP_LTZ(6) METADATA FROM 'event-timestamp' VIRTUAL"
+	case "debezium-json":
+		return Schema + ", `table` STRING METADATA FROM 'source.table' VIRTUAL, ts TIMESTAMP_LTZ(3) METADATA FROM 'ingestion-timestamp' VIRTUAL"
+	}
+	return Schema
+}
+
+type product struct {
+	id                   int64
+	name, desc, category string
+	weightCents          int64
+	qty                  int
+	inStock              bool
+	rating               float64
+	hasRating            bool
+	created              int64 // ms
+	release              int64 // days
+}
+
+var words = []string{"scooter", "battery", "drill", "hammer", "rocks", "jacket", "tire", "lamp", "chair", "desk", "cable", "phone"}
+var categories = []string{"tools", "outdoor", "home", "auto", "electronics"}
+
+// Generator produces messages; it is deterministic for a seed.
+type Generator struct {
+	format string
+	r      *rand.Rand
+	live   []product
+	nextID int64
+	ts     int64
+	buf    []byte
+}
+
+// New returns a generator for format with a fixed seed.
+func New(format string, seed uint64) *Generator {
+	return &Generator{format: format, r: rand.New(rand.NewPCG(seed, 42)), nextID: 1, ts: 1589373515000}
+}
+
+func (g *Generator) newProduct() product {
+	p := product{
+		id:          g.nextID,
+		name:        words[g.r.IntN(len(words))] + " " + strconv.Itoa(g.r.IntN(1000)),
+		desc:        "A " + words[g.r.IntN(len(words))] + " with " + words[g.r.IntN(len(words))] + " and " + words[g.r.IntN(len(words))],
+		category:    categories[g.r.IntN(len(categories))],
+		weightCents: int64(g.r.IntN(100000)),
+		qty:         g.r.IntN(500),
+		inStock:     g.r.IntN(2) == 0,
+		rating:      float64(g.r.IntN(50)) / 10,
+		hasRating:   g.r.IntN(5) != 0,
+		created:     g.ts - int64(g.r.IntN(86400000)),
+		release:     18000 + int64(g.r.IntN(1000)),
+	}
+	g.nextID++
+	return p
+}
+
+// Next appends one message (no newline) to dst.
+func (g *Generator) Next(dst []byte) []byte {
+	g.ts += int64(g.r.IntN(1000))
+	op := g.r.IntN(10)
+	if len(g.live) < 10 {
+		op = 0
+	}
+	switch {
+	case op < 6:
+		p := g.newProduct()
+		g.live = append(g.live, p)
+		return g.insert(dst, p)
+	case op < 9:
+		i := g.r.IntN(len(g.live))
+		before := g.live[i]
+		after := before
+		after.qty = g.r.IntN(500)
+		after.weightCents += int64(g.r.IntN(100))
+		after.inStock = !before.inStock
+		g.live[i] = after
+		return g.update(dst, before, after)
+	default:
+		i := g.r.IntN(len(g.live))
+		p := g.live[i]
+		g.live[i] = g.live[len(g.live)-1]
+		g.live = g.live[:len(g.live)-1]
+		return g.delete(dst, p)
+	}
+}
+
+func weight(c int64) string { return fmt.Sprintf("%d.%02d", c/100, c%100) }
+
+func (p product) row(dst []byte, asStrings bool) []byte {
+	q := func(s string) []byte {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	created := time.UnixMilli(p.created).UTC().Format("2006-01-02 15:04:05.000")
+	release := time.Unix(p.release*86400, 0).UTC().Format("2006-01-02")
+	dst = append(dst, `{"id":`...)
+	if asStrings {
+		dst = q(strconv.FormatInt(p.id, 10))
+	} else {
+		dst = strconv.AppendInt(dst, p.id, 10)
+	}
+	dst = append(dst, `,"name":`...)
+	dst = q(p.name)
+	dst = append(dst, `,"description":`...)
+	dst = q(p.desc)
+	dst = append(dst, `,"category":`...)
+	dst = q(p.category)
+	dst = append(dst, `,"weight":`...)
+	if asStrings {
+		dst = q(weight(p.weightCents))
+	} else {
+		dst = append(dst, weight(p.weightCents)...)
+	}
+	dst = append(dst, `,"quantity":`...)
+	if asStrings {
+		dst = q(strconv.Itoa(p.qty))
+	} else {
+		dst = strconv.AppendInt(dst, int64(p.qty), 10)
+	}
+	dst = append(dst, `,"in_stock":`...)
+	switch {
+	case asStrings && p.inStock:
+		dst = q("true")
+	case asStrings:
+		dst = q("false")
+	default:
+		dst = strconv.AppendBool(dst, p.inStock)
+	}
+	dst = append(dst, `,"rating":`...)
+	switch {
+	case !p.hasRating:
+		dst = append(dst, "null"...)
+	case asStrings:
+		dst = q(strconv.FormatFloat(p.rating, 'f', -1, 64))
+	default:
+		dst = strconv.AppendFloat(dst, p.rating, 'f', 1, 64)
+	}
+	dst = append(dst, `,"created":`...)
+	dst = q(created)
+	dst = append(dst, `,"release_date":`...)
+	dst = q(release)
+	return append(dst, '}')
+}
+
+func (g *Generator) insert(dst []byte, p product) []byte {
+	switch g.format {
+	case "canal-json":
+		// Canal batches rows: insert this one and up to two more.
+		dst = append(dst, `{"data":[`...)
+		dst = p.row(dst, true)
+		for k := g.r.IntN(3); k > 0; k-- {
+			q := g.newProduct()
+			g.live = append(g.live, q)
+			dst = append(dst, ',')
+			dst = q.row(dst, true)
+		}
+		return g.canalTail(dst, "INSERT", `null`)
+	case "maxwell-json":
+		dst = append(dst, `{"database":"inventory","table":"products","type":"insert","ts":`...)
+		dst = strconv.AppendInt(dst, g.ts/1000, 10)
+		dst = append(dst, `,"xid":`...)
+		dst = strconv.AppendInt(dst, g.ts%100000, 10)
+		dst = append(dst, `,"commit":true,"data":`...)
+		dst = p.row(dst, false)
+		return append(dst, `,"primary_key_columns":["id"]}`...)
+	case "ogg-json":
+		dst = append(dst, `{"table":"INVENTORY.PRODUCTS","op_type":"I",`...)
+		dst = g.oggTimes(dst)
+		dst = append(dst, `,"primary_keys":["id"],"after":`...)
+		dst = p.row(dst, false)
+		return append(dst, '}')
+	default:
+		dst = append(dst, `{"before":null,"after":`...)
+		dst = p.row(dst, false)
+		return g.debeziumTail(dst, "c")
+	}
+}
+
+func (g *Generator) update(dst []byte, before, after product) []byte {
+	switch g.format {
+	case "canal-json":
+		dst = append(dst, `{"data":[`...)
+		dst = after.row(dst, true)
+		dst = append(dst, `],"old":[{"weight":"`...)
+		dst = append(dst, weight(before.weightCents)...)
+		dst = append(dst, `","quantity":"`...)
+		dst = strconv.AppendInt(dst, int64(before.qty), 10)
+		dst = append(dst, `","in_stock":"`...)
+		dst = strconv.AppendBool(dst, before.inStock)
+		dst = append(dst, `"}`...)
+		return g.canalTail(dst, "UPDATE", "")
+	case "maxwell-json":
+		dst = append(dst, `{"database":"inventory","table":"products","type":"update","ts":`...)
+		dst = strconv.AppendInt(dst, g.ts/1000, 10)
+		dst = append(dst, `,"data":`...)
+		dst = after.row(dst, false)
+		dst = append(dst, `,"old":{"weight":`...)
+		dst = append(dst, weight(before.weightCents)...)
+		dst = append(dst, `,"quantity":`...)
+		dst = strconv.AppendInt(dst, int64(before.qty), 10)
+		dst = append(dst, `,"in_stock":`...)
+		dst = strconv.AppendBool(dst, before.inStock)
+		return append(dst, `},"primary_key_columns":["id"]}`...)
+	case "ogg-json":
+		dst = append(dst, `{"table":"INVENTORY.PRODUCTS","op_type":"U",`...)
+		dst = g.oggTimes(dst)
+		dst = append(dst, `,"before":`...)
+		dst = before.row(dst, false)
+		dst = append(dst, `,"after":`...)
+		dst = after.row(dst, false)
+		return append(dst, '}')
+	default:
+		dst = append(dst, `{"before":`...)
+		dst = before.row(dst, false)
+		dst = append(dst, `,"after":`...)
+		dst = after.row(dst, false)
+		return g.debeziumTail(dst, "u")
+	}
+}
+
+func (g *Generator) delete(dst []byte, p product) []byte {
+	switch g.format {
+	case "canal-json":
+		dst = append(dst, `{"data":[`...)
+		dst = p.row(dst, true)
+		return g.canalTail(dst, "DELETE", "null")
+	case "maxwell-json":
+		dst = append(dst, `{"database":"inventory","table":"products","type":"delete","ts":`...)
+		dst = strconv.AppendInt(dst, g.ts/1000, 10)
+		dst = append(dst, `,"data":`...)
+		dst = p.row(dst, false)
+		return append(dst, `}`...)
+	case "ogg-json":
+		dst = append(dst, `{"table":"INVENTORY.PRODUCTS","op_type":"D",`...)
+		dst = g.oggTimes(dst)
+		dst = append(dst, `,"before":`...)
+		dst = p.row(dst, false)
+		return append(dst, '}')
+	default:
+		dst = append(dst, `{"before":`...)
+		dst = p.row(dst, false)
+		dst = append(dst, `,"after":null`...)
+		return g.debeziumTail(dst, "d")
+	}
+}
+
+// canalTail closes "data" (and writes "old" unless old is ""), then the
+// envelope fields Canal sends.
+func (g *Generator) canalTail(dst []byte, typ, old string) []byte {
+	dst = append(dst, ']')
+	if old != "" {
+		dst = append(dst, `,"old":`...)
+		dst = append(dst, old...)
+	}
+	dst = append(dst, `,"database":"inventory","es":`...)
+	dst = strconv.AppendInt(dst, g.ts-g.ts%1000, 10)
+	dst = append(dst, `,"id":`...)
+	dst = strconv.AppendInt(dst, g.ts%100000, 10)
+	dst = append(dst, `,"isDdl":false,"mysqlType":{"id":"BIGINT","name":"VARCHAR(255)","description":"VARCHAR(512)","category":"VARCHAR(64)","weight":"DECIMAL(10,2)","quantity":"INT","in_stock":"TINYINT(1)","rating":"DOUBLE","created":"DATETIME(3)","release_date":"DATE"},"pkNames":["id"],"sql":"","sqlType":{"id":-5,"name":12,"description":12,"category":12,"weight":3,"quantity":4,"in_stock":-6,"rating":8,"created":93,"release_date":91},"table":"products","ts":`...)
+	dst = strconv.AppendInt(dst, g.ts, 10)
+	dst = append(dst, `,"type":"`...)
+	dst = append(dst, typ...)
+	return append(dst, `"}`...)
+}
+
+func (g *Generator) oggTimes(dst []byte) []byte {
+	t := time.UnixMilli(g.ts).UTC()
+	dst = append(dst, `"op_ts":"`...)
+	dst = append(dst, t.Format("2006-01-02 15:04:05.000000")...)
+	dst = append(dst, `","current_ts":"`...)
+	dst = append(dst, t.Add(1500*time.Millisecond).Format("2006-01-02T15:04:05.000000")...)
+	dst = append(dst, `","pos":"`...)
+	dst = strconv.AppendInt(dst, g.ts, 10)
+	return append(dst, '"')
+}
+
+func (g *Generator) debeziumTail(dst []byte, op string) []byte {
+	dst = append(dst, `,"source":{"version":"1.9.7.Final","connector":"mysql","name":"dbserver1","ts_ms":`...)
+	dst = strconv.AppendInt(dst, g.ts-7, 10)
+	dst = append(dst, `,"snapshot":"false","db":"inventory","sequence":null,"table":"products","server_id":223344,"gtid":null,"file":"mysql-bin.000003","pos":`...)
+	dst = strconv.AppendInt(dst, g.ts%1000000, 10)
+	dst = append(dst, `,"row":0,"thread":null,"query":null},"op":"`...)
+	dst = append(dst, op...)
+	dst = append(dst, `","ts_ms":`...)
+	dst = strconv.AppendInt(dst, g.ts, 10)
+	return append(dst, `,"transaction":null}`...)
+}
+
+// Lines returns about size bytes of newline-terminated messages.
+func Lines(format string, seed uint64, size int) []byte {
+	g := New(format, seed)
+	out := make([]byte, 0, size+4096)
+	for len(out) < size {
+		out = g.Next(out)
+		out = append(out, '\n')
+	}
+	return out
+}

@@ -1,0 +1,37 @@
+// Command gen writes a generated products changelog (see package cdcgen):
+//
+//	go run ./internal/cdcgen/gen -format canal-json -mb 1024 > canal.jsonl
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/cdcetl/cdcetl/internal/cdcgen"
+)
+
+func main() {
+	format := flag.String("format", "canal-json", "canal-json, maxwell-json, ogg-json or debezium-json")
+	mb := flag.Int("mb", 64, "approximate output size in MiB")
+	seed := flag.Uint64("seed", 1, "random seed")
+	schema := flag.Bool("schema", false, "print the matching --schema and exit")
+	flag.Parse()
+	if *schema {
+		fmt.Println(cdcgen.SchemaFor(*format))
+		return
+	}
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	g := cdcgen.New(*format, *seed)
+	var buf []byte
+	for n := 0; n < *mb<<20; {
+		buf = append(g.Next(buf[:0]), '\n')
+		w.Write(buf)
+		n += len(buf)
+	}
+	if err := w.Flush(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
