@@ -3,6 +3,7 @@ package decode
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 
 	"github.com/buger/jsonparser"
 
@@ -152,4 +153,128 @@ func (c *canal) notRow(field string, s slot) error {
 		return withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is missing or null", field)), field)
 	}
 	return withPath(c.cx.fail(s.v, "ROW", "wrong JSON type"), field)
+}
+
+// canalEnc writes canal-json. Flink: {"data":[ROW],"type":"INSERT"} for +I
+// and +U, "DELETE" for -U and -D. A merged update is
+// {"data":[AFTER],"old":[CHANGED BEFORE VALUES],"type":"UPDATE"}.
+type canalEnc struct{ e *Encoder }
+
+func (c *canalEnc) flink(dst []byte, k arrowconv.RowKind, r *encodedRow) []byte {
+	dst = append(dst, `{"data":[`...)
+	dst = c.e.appendRow(dst, r, nil, false)
+	dst = append(dst, ']')
+	dst = c.envelope(dst, r)
+	if k == arrowconv.Insert || k == arrowconv.UpdateAfter {
+		return append(dst, `,"type":"INSERT"}`...)
+	}
+	return append(dst, `,"type":"DELETE"}`...)
+}
+
+func (c *canalEnc) update(dst []byte, before, after *encodedRow) []byte {
+	dst = append(dst, `{"data":[`...)
+	dst = c.e.appendRow(dst, after, nil, false)
+	dst = append(dst, `],"old":[`...)
+	// "old" must keep explicit nulls: a changed column missing from it would
+	// be read back as unchanged.
+	dst = c.e.appendRow(dst, before, c.e.oldColumns(before, after), true)
+	dst = append(dst, ']')
+	dst = c.envelope(dst, after)
+	return append(dst, `,"type":"UPDATE"}`...)
+}
+
+// envelope writes the fields Canal consumers expect, from metadata columns
+// and the schema (Envelope mode only).
+func (c *canalEnc) envelope(dst []byte, r *encodedRow) []byte {
+	e := c.e
+	if !e.eo.Envelope {
+		return dst
+	}
+	dst = e.metaField(dst, r, "database", "database")
+	dst = e.metaField(dst, r, "table", "table")
+	if v, ok := r.meta["pk-names"]; ok {
+		dst = append(append(dst, `,"pkNames":`...), v...)
+	} else if len(e.schema.PrimaryKey) > 0 {
+		dst = append(dst, `,"pkNames":[`...)
+		for i, k := range e.schema.PrimaryKey {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendQuoted(dst, []byte(k))
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"isDdl":false,"mysqlType":{`...)
+	for i, col := range e.phys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		f := e.schema.Columns[col]
+		mt, _ := mysqlType(f.Type)
+		dst = append(dst, e.names[i]...)
+		dst = append(dst, ':')
+		dst = appendQuoted(dst, []byte(mt))
+	}
+	dst = append(dst, '}')
+	if v, ok := r.meta["sql-type"]; ok {
+		dst = append(append(dst, `,"sqlType":`...), v...)
+	} else {
+		dst = append(dst, `,"sqlType":{`...)
+		for i, col := range e.phys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			_, code := mysqlType(e.schema.Columns[col].Type)
+			dst = append(dst, e.names[i]...)
+			dst = append(dst, ':')
+			dst = strconv.AppendInt(dst, int64(code), 10)
+		}
+		dst = append(dst, '}')
+	}
+	dst = e.epochField(dst, r, "event-timestamp", "es", 1e6)
+	return e.epochField(dst, r, "ingestion-timestamp", "ts", 1e6)
+}
+
+// mysqlType is the MySQL column type and JDBC type code Canal would report
+// for a column of type t.
+func mysqlType(t arrowconv.Type) (string, int) {
+	switch t.Kind {
+	case arrowconv.Boolean:
+		return "tinyint(1)", -6
+	case arrowconv.TinyInt:
+		return "tinyint", -6
+	case arrowconv.SmallInt:
+		return "smallint", 5
+	case arrowconv.Int:
+		return "int", 4
+	case arrowconv.BigInt:
+		return "bigint", -5
+	case arrowconv.Float:
+		return "float", 7
+	case arrowconv.Double:
+		return "double", 8
+	case arrowconv.Decimal:
+		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale), 3
+	case arrowconv.Char:
+		return fmt.Sprintf("char(%d)", t.Precision), 1
+	case arrowconv.VarChar:
+		return fmt.Sprintf("varchar(%d)", t.Precision), 12
+	case arrowconv.String:
+		return "longtext", 2005
+	case arrowconv.Binary:
+		return fmt.Sprintf("binary(%d)", t.Precision), -2
+	case arrowconv.VarBinary:
+		return fmt.Sprintf("varbinary(%d)", t.Precision), -3
+	case arrowconv.Bytes:
+		return "longblob", 2004
+	case arrowconv.Date:
+		return "date", 91
+	case arrowconv.Time:
+		return "time", 92
+	case arrowconv.Timestamp:
+		return fmt.Sprintf("datetime(%d)", min(t.Precision, 6)), 93
+	case arrowconv.TimestampLTZ:
+		return fmt.Sprintf("timestamp(%d)", min(t.Precision, 6)), 93
+	}
+	return "json", 12
 }

@@ -2,6 +2,8 @@ package decode
 
 import (
 	"github.com/buger/jsonparser"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
 // debezium decodes debezium-json (spec §7): op c and r insert, u updates,
@@ -34,4 +36,57 @@ func (d *debezium) decode(root []byte) (Outcome, error) {
 		return 0, err
 	}
 	return beforeAfter(d.base, string(op), "op", opSlot, "c", "r", "u", "d", "Debezium")
+}
+
+// debeziumEnc writes debezium-json (never with schema-include, as Flink).
+// Flink: {"before":null,"after":ROW,"op":"c"} and
+// {"before":ROW,"after":null,"op":"d"}; a merged update has "op":"u".
+type debeziumEnc struct{ e *Encoder }
+
+func (d *debeziumEnc) flink(dst []byte, k arrowconv.RowKind, r *encodedRow) []byte {
+	dst = append(dst, '{')
+	if k == arrowconv.Insert || k == arrowconv.UpdateAfter {
+		dst = d.e.beforeAfter(dst, nil, r)
+		dst = d.source(dst, r)
+		return d.tail(append(dst, `,"op":"c"`...), r)
+	}
+	dst = d.e.beforeAfter(dst, r, nil)
+	dst = d.source(dst, r)
+	return d.tail(append(dst, `,"op":"d"`...), r)
+}
+
+func (d *debeziumEnc) update(dst []byte, before, after *encodedRow) []byte {
+	dst = append(dst, '{')
+	dst = d.e.beforeAfter(dst, before, after)
+	dst = d.source(dst, after)
+	return d.tail(append(dst, `,"op":"u"`...), after)
+}
+
+func (d *debeziumEnc) tail(dst []byte, r *encodedRow) []byte {
+	dst = d.e.epochField(dst, r, "ingestion-timestamp", "ts_ms", 1e6)
+	return append(dst, '}')
+}
+
+// source writes the "source" block from the source.* metadata columns
+// (Envelope mode): source.properties as the base, then the named keys.
+func (d *debeziumEnc) source(dst []byte, r *encodedRow) []byte {
+	e := d.e
+	if !e.eo.Envelope {
+		return dst
+	}
+	if v, ok := r.meta["source.properties"]; ok {
+		return append(append(dst, `,"source":`...), v...)
+	}
+	n := len(dst)
+	dst = append(dst, `,"source":{`...)
+	m := len(dst)
+	dst = e.metaField(dst, r, "source.database", "db")
+	dst = e.metaField(dst, r, "source.schema", "schema")
+	dst = e.metaField(dst, r, "source.table", "table")
+	dst = e.epochField(dst, r, "source.timestamp", "ts_ms", 1e6)
+	if len(dst) == m {
+		return dst[:n]
+	}
+	dst = append(dst[:m], dst[m+1:]...)
+	return append(dst, '}')
 }

@@ -55,3 +55,65 @@ func (m *maxwell) decode(root []byte) (Outcome, error) {
 	}
 	return 0, m.opError("type", opSlot)
 }
+
+// maxwellEnc writes maxwell-json. Flink: {"data":ROW,"type":"insert"} for +I
+// and +U, "delete" for -U and -D. A merged update is
+// {"data":AFTER,"old":{CHANGED BEFORE VALUES},"type":"update"}.
+type maxwellEnc struct{ e *Encoder }
+
+func (m *maxwellEnc) flink(dst []byte, k arrowconv.RowKind, r *encodedRow) []byte {
+	dst = m.head(dst, r)
+	dst = append(dst, `"data":`...)
+	dst = m.e.appendRow(dst, r, nil, false)
+	if k == arrowconv.Insert || k == arrowconv.UpdateAfter {
+		dst = append(dst, `,"type":"insert"`...)
+	} else {
+		dst = append(dst, `,"type":"delete"`...)
+	}
+	return m.tail(dst, r)
+}
+
+func (m *maxwellEnc) update(dst []byte, before, after *encodedRow) []byte {
+	dst = m.head(dst, after)
+	dst = append(dst, `"data":`...)
+	dst = m.e.appendRow(dst, after, nil, false)
+	dst = append(dst, `,"old":`...)
+	dst = m.e.appendRow(dst, before, m.e.oldColumns(before, after), true)
+	dst = append(dst, `,"type":"update"`...)
+	return m.tail(dst, after)
+}
+
+// head opens the message; in Envelope mode Maxwell's own fields come first.
+func (m *maxwellEnc) head(dst []byte, r *encodedRow) []byte {
+	dst = append(dst, '{')
+	if !m.e.eo.Envelope {
+		return dst
+	}
+	n := len(dst)
+	dst = m.e.metaField(dst, r, "database", "database")
+	dst = m.e.metaField(dst, r, "table", "table")
+	dst = m.e.epochField(dst, r, "ingestion-timestamp", "ts", 1e9)
+	if len(dst) > n {
+		dst = append(dst[:n], dst[n+1:]...) // drop the leading comma
+		dst = append(dst, ',')
+	}
+	return dst
+}
+
+func (m *maxwellEnc) tail(dst []byte, r *encodedRow) []byte {
+	if m.e.eo.Envelope {
+		if v, ok := r.meta["primary-key-columns"]; ok {
+			dst = append(append(dst, `,"primary_key_columns":`...), v...)
+		} else if pk := m.e.schema.PrimaryKey; len(pk) > 0 {
+			dst = append(dst, `,"primary_key_columns":[`...)
+			for i, k := range pk {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendQuoted(dst, []byte(k))
+			}
+			dst = append(dst, ']')
+		}
+	}
+	return append(dst, '}')
+}

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/buger/jsonparser"
 
@@ -78,4 +79,81 @@ func needBefore(d *base, before slot, what, who string) error {
 		return withPath(d.cx.fail(before.v, "ROW", "not an object"), "before")
 	}
 	return withPath(errorf(ErrMissingField, fmt.Sprintf(replicaIdentity, what, who)), "before")
+}
+
+// oggEnc writes ogg-json. Flink: {"before":null,"after":ROW,"op_type":"I"}
+// and {"before":ROW,"after":null,"op_type":"D"}; a merged update has both
+// images and "op_type":"U".
+type oggEnc struct{ e *Encoder }
+
+func (o *oggEnc) flink(dst []byte, k arrowconv.RowKind, r *encodedRow) []byte {
+	dst = o.head(dst, r)
+	if k == arrowconv.Insert || k == arrowconv.UpdateAfter {
+		dst = o.e.beforeAfter(dst, nil, r)
+		return append(dst, `,"op_type":"I"}`...)
+	}
+	dst = o.e.beforeAfter(dst, r, nil)
+	return append(dst, `,"op_type":"D"}`...)
+}
+
+func (o *oggEnc) update(dst []byte, before, after *encodedRow) []byte {
+	dst = o.head(dst, after)
+	dst = o.e.beforeAfter(dst, before, after)
+	return append(dst, `,"op_type":"U"}`...)
+}
+
+func (o *oggEnc) head(dst []byte, r *encodedRow) []byte {
+	dst = append(dst, '{')
+	e := o.e
+	if !e.eo.Envelope {
+		return dst
+	}
+	n := len(dst)
+	dst = e.metaField(dst, r, "table", "table")
+	if v, ok := r.meta["primary-keys"]; ok {
+		dst = append(append(dst, `,"primary_keys":`...), v...)
+	} else if pk := e.schema.PrimaryKey; len(pk) > 0 {
+		dst = append(dst, `,"primary_keys":[`...)
+		for i, k := range pk {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendQuoted(dst, []byte(k))
+		}
+		dst = append(dst, ']')
+	}
+	if ns, ok := r.metaNS["event-timestamp"]; ok {
+		dst = append(dst, `,"op_ts":"`...)
+		dst = appendMicros(dst, ns, ' ')
+		dst = append(dst, '"')
+	}
+	if ns, ok := r.metaNS["ingestion-timestamp"]; ok {
+		dst = append(dst, `,"current_ts":"`...)
+		dst = appendMicros(dst, ns, 'T')
+		dst = append(dst, '"')
+	}
+	if len(dst) > n {
+		dst = append(dst[:n], dst[n+1:]...)
+		dst = append(dst, ',')
+	}
+	return dst
+}
+
+// appendMicros writes yyyy-MM-dd<sep>HH:mm:ss.SSSSSS, the shape GoldenGate
+// uses and Flink's ogg metadata parsers read.
+func appendMicros(dst []byte, ns int64, sep byte) []byte {
+	t := time.Unix(0, ns).UTC()
+	dst = appendISODate(dst, t)
+	dst = append(dst, sep)
+	dst = append2(dst, t.Hour())
+	dst = append(dst, ':')
+	dst = append2(dst, t.Minute())
+	dst = append(dst, ':')
+	dst = append2(dst, t.Second())
+	dst = append(dst, '.')
+	us := t.Nanosecond() / 1000
+	for d := 100000; d > 0; d /= 10 {
+		dst = append(dst, byte('0'+us/d%10))
+	}
+	return dst
 }

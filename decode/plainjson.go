@@ -17,3 +17,16 @@ func (p *plainJSON) envelope() []string { return nil }
 func (p *plainJSON) decode(root []byte) (Outcome, error) {
 	return Emitted, p.emitObject(arrowconv.Insert, "", slot{root, jsonparser.Object})
 }
+
+// plainEnc writes Flink's json format: the row object only, whatever its
+// kind (the format has no changelog).
+type plainEnc struct{ e *Encoder }
+
+func (p *plainEnc) flink(dst []byte, _ arrowconv.RowKind, r *encodedRow) []byte {
+	return p.e.appendRow(dst, r, nil, false)
+}
+
+func (p *plainEnc) update(dst []byte, before, after *encodedRow) []byte {
+	dst = append(p.flink(dst, arrowconv.UpdateBefore, before), '\n')
+	return p.flink(dst, arrowconv.UpdateAfter, after)
+}

@@ -9,6 +9,7 @@
 package pipeline
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -59,6 +60,13 @@ type Config struct {
 	MaxLine int
 	// Parquet holds Parquet writer settings.
 	Parquet writer.ParquetOptions
+	// Target is the format re-encoded to when To names a format; its
+	// options (TargetOptions) and cdcetl's extensions (Encode) apply.
+	Target        *decode.Format
+	TargetOptions decode.Options
+	Encode        decode.EncodeOptions
+	// Compression of re-encoded files: none, gzip or zstd.
+	JSONCompression string
 	// Mem allocates Arrow memory (default memory.DefaultAllocator).
 	Mem memory.Allocator
 	// Version is recorded in output files.
@@ -339,6 +347,13 @@ func newStreamWriter(cfg *Config) (writer.Writer, error) {
 	if cfg.To == ToPrint {
 		return writer.NewPrint(cfg.Stdout, cfg.Schema.ArrowSchema()), nil
 	}
+	if cfg.Target != nil {
+		enc, err := decode.NewEncoder(cfg.Target, cfg.Schema, cfg.TargetOptions, cfg.Encode)
+		if err != nil {
+			return nil, err
+		}
+		return writer.NewCDCJSONStream(bufio.NewWriterSize(cfg.Stdout, 1<<16), enc), nil
+	}
 	return nil, fmt.Errorf("pipeline: unsupported output %q", cfg.To)
 }
 
@@ -359,6 +374,17 @@ func newFileWriter(cfg *Config, f reader.File) (writer.Writer, error) {
 		return writer.NewParquet(filepath.Join(cfg.OutDir, rel+".parquet"), cfg.Schema, opts)
 	case ToPrint:
 		return nil, errors.New("pipeline: print output goes to stdout; drop -o")
+	}
+	if cfg.Target != nil {
+		suffix, err := writer.JSONSuffix(cfg.JSONCompression)
+		if err != nil {
+			return nil, err
+		}
+		enc, err := decode.NewEncoder(cfg.Target, cfg.Schema, cfg.TargetOptions, cfg.Encode)
+		if err != nil {
+			return nil, err
+		}
+		return writer.NewCDCJSONFile(filepath.Join(cfg.OutDir, rel+suffix), enc, cfg.JSONCompression)
 	}
 	return nil, fmt.Errorf("pipeline: unsupported output %q", cfg.To)
 }

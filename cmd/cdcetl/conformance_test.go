@@ -72,9 +72,6 @@ func TestFlinkConformance(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := readFlinkCase(t, path)
 			mode := c.opts["mode"]
-			if mode == "encode" && !encodeSupported {
-				t.Skip("re-encoding is not built yet")
-			}
 			input := filepath.Join(dir, c.opts["input"])
 			if c.opts["lines"] == "1" {
 				data, _ := os.ReadFile(input)
@@ -116,6 +113,14 @@ func TestFlinkConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+			if mode == "encode" {
+				// Encoded lines are compared byte for byte.
+				want, _ := os.ReadFile(filepath.Join(dir, name+".expected"))
+				if stdout.String() != string(want) {
+					t.Errorf("encoded output differs:\n%s", testutil.Diff(string(want), stdout.String()))
+				}
+				return
+			}
 			if strings.HasSuffix(name, ".metadata") {
 				var want []string
 				rows := -1
@@ -188,6 +193,44 @@ func TestFlinkFieldConversions(t *testing.T) {
 		}
 	}
 	if n < 30 {
+		t.Errorf("only %d vectors run", n)
+	}
+}
+
+// TestFlinkEncodeVectors runs json-encode-vectors.tsv (the rows not built in
+// code) through --format json --to json.
+func TestFlinkEncodeVectors(t *testing.T) {
+	dir := testutil.SharedConformance(t)
+	data, err := os.ReadFile(filepath.Join(dir, "json-encode-vectors.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "test\t") {
+			continue
+		}
+		cols := strings.Split(line, "\t")
+		schema, opts, in, want := cols[1], cols[2], cols[3], cols[4]
+		if strings.HasPrefix(in, "(built in code)") {
+			continue
+		}
+		f := filepath.Join(t.TempDir(), "v.jsonl")
+		os.WriteFile(f, []byte(in+"\n"), 0o644)
+		args := []string{"convert", "--format", "json", "--schema", schema, "--option", "json.ignore-parse-errors=true"}
+		for _, o := range strings.Split(opts, ", ") {
+			if o != "" {
+				args = append(args, "--option", "json."+o)
+			}
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(append(args, "--to", "json", f), &stdout, &stderr)
+		if got := strings.TrimSuffix(stdout.String(), "\n"); code != 0 || got != want {
+			t.Errorf("%s (%s): got %q exit %d %s, want %q", cols[0], opts, got, code, stderr.String(), want)
+		}
+		n++
+	}
+	if n < 8 {
 		t.Errorf("only %d vectors run", n)
 	}
 }

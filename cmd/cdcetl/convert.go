@@ -15,6 +15,7 @@ import (
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/pipeline"
 	"github.com/cdcetl/cdcetl/reader"
+	"github.com/cdcetl/cdcetl/writer"
 )
 
 var errHelp = errors.New("help shown")
@@ -30,7 +31,8 @@ type convertOpts struct {
 	format, schema, ddl, to, out, compression string
 	options                                   multiFlag
 	workers, batchRows, maxLine, rowGroupRows int
-	quiet                                     bool
+	quiet, mergeUpdates, envelope             bool
+	compressionSet                            bool
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
@@ -39,9 +41,11 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.schema, "schema", "", "Flink SQL column list, e.g. \"id BIGINT, name STRING\"")
 	fs.StringVar(&o.ddl, "ddl", "", "file holding a Flink CREATE TABLE statement (instead of --schema)")
 	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable); --KEY=VALUE works too")
-	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o)")
+	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
+	fs.BoolVar(&o.mergeUpdates, "merge-updates", false, "re-encoding: write a -U row followed by its +U row as one native update message (Flink writes a delete and an insert)")
+	fs.BoolVar(&o.envelope, "envelope", false, "re-encoding: put declared metadata columns back into the target envelope (canal also gets mysqlType/sqlType/pkNames)")
 	fs.StringVar(&o.out, "o", "", "output directory (one output file per input file)")
-	fs.StringVar(&o.compression, "compression", "snappy", "Parquet compression: snappy, zstd, gzip, none")
+	fs.StringVar(&o.compression, "compression", "snappy", "compression: snappy, zstd, gzip, none for Parquet; none (default), gzip, zstd for re-encoded files")
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "files converted in parallel")
 	fs.IntVar(&o.batchRows, "batch-rows", 16384, "rows per Arrow record batch")
 	fs.IntVar(&o.rowGroupRows, "row-group-rows", 128<<10, "rows per Parquet row group")
@@ -59,6 +63,8 @@ starting with '.' or '_' skipped; .gz and .zst decompressed), decodes one
 message per line exactly as Flink's format does, and writes the changelog:
   --to print     rows as Flink's print connector shows them, on stdout
   --to parquet   one Parquet file per input under -o DIR (<input>.parquet)
+  --to FORMAT    re-encode as canal-json, maxwell-json, ogg-json, debezium-json
+                 or json: stdout, or <input>.jsonl[.gz|.zst] per input under -o
 
 Flags:
 `)
@@ -165,6 +171,11 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return usageError{err}
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "compression" {
+			o.compressionSet = true
+		}
+	})
 	cfg, paths, err := buildConfig(&o, paths)
 	if err != nil {
 		return err
@@ -232,15 +243,11 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 		kv[k] = v
 	}
-	var foreign []string
+	foreignKeys := map[string]bool{}
 	for k := range kv {
 		if !strings.HasPrefix(k, f.Name+".") && k != "format" {
-			foreign = append(foreign, k)
+			foreignKeys[k] = true
 		}
-	}
-	if len(foreign) > 0 {
-		sort.Strings(foreign)
-		return cfg, nil, usagef("option %s does not belong to format %s (keys are written %s.KEY)", strings.Join(foreign, ", "), f.Name, f.Name)
 	}
 	to := o.to
 	if to == "" {
@@ -249,12 +256,51 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 			to = pipeline.ToParquet
 		}
 	}
+	var target *decode.Format
 	if to != pipeline.ToPrint && to != pipeline.ToParquet {
-		return cfg, nil, usagef("unknown output %q (print, parquet)", to)
+		t, ok := decode.Lookup(to)
+		if !ok {
+			return cfg, nil, usagef("unknown output %q (print, parquet, %s)", to, strings.Join(decode.FormatNames(), ", "))
+		}
+		target = t
 	}
 	opts, err := decode.ParseOptions(f, kv, false)
 	if err != nil {
 		return cfg, nil, err
+	}
+	var targetOpts decode.Options
+	if target != nil {
+		// The target's options are validated as Flink validates a sink.
+		// With the same format on both sides, schema-include belongs to the
+		// decoding side (Flink's encoder never writes it).
+		tkv := kv
+		if target == f {
+			tkv = map[string]string{}
+			for k, v := range kv {
+				if k != f.Name+".schema-include" {
+					tkv[k] = v
+				}
+			}
+		} else {
+			for k := range kv {
+				if strings.HasPrefix(k, target.Name+".") {
+					delete(foreignKeys, k)
+				}
+			}
+		}
+		if targetOpts, err = decode.ParseOptions(target, tkv, true); err != nil {
+			return cfg, nil, err
+		}
+	} else if o.mergeUpdates || o.envelope {
+		return cfg, nil, usagef("--merge-updates and --envelope apply only when re-encoding (--to FORMAT)")
+	}
+	if len(foreignKeys) > 0 {
+		var keys []string
+		for k := range foreignKeys {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return cfg, nil, usagef("option %s does not belong to format %s (keys are written %s.KEY)", strings.Join(keys, ", "), f.Name, f.Name)
 	}
 	if err := f.CheckSchema(schema); err != nil {
 		return cfg, nil, err
@@ -265,7 +311,15 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if to == pipeline.ToPrint && o.out != "" {
 		return cfg, nil, usagef("--to print writes to stdout; drop -o")
 	}
-	if _, err := writerCodec(o.compression); err != nil {
+	jsonCompression := ""
+	if target != nil {
+		if o.compressionSet {
+			jsonCompression = o.compression
+		}
+		if _, err := writer.JSONSuffix(jsonCompression); err != nil {
+			return cfg, nil, usageError{err}
+		}
+	} else if _, err := writer.Codec(o.compression); err != nil {
 		return cfg, nil, usageError{err}
 	}
 	if len(paths) == 0 {
@@ -276,6 +330,8 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		Workers: o.workers, BatchRows: o.batchRows, MaxLine: o.maxLine, Version: version,
 	}
 	cfg.Parquet.Compression = o.compression
+	cfg.Target, cfg.TargetOptions, cfg.JSONCompression = target, targetOpts, jsonCompression
+	cfg.Encode = decode.EncodeOptions{MergeUpdates: o.mergeUpdates, Envelope: o.envelope}
 	cfg.Parquet.RowGroupRows = o.rowGroupRows
 	return cfg, paths, nil
 }

@@ -1,0 +1,620 @@
+package decode
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/buger/jsonparser"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// EncodeOptions are cdcetl's additions to Flink's encoders. Their zero value
+// is Flink's behaviour.
+type EncodeOptions struct {
+	// MergeUpdates writes a -U row immediately followed by a +U row as one
+	// native update message instead of Flink's delete + insert.
+	MergeUpdates bool
+	// Envelope writes the declared metadata columns back into the target
+	// envelope where it has a place for them.
+	Envelope bool
+}
+
+// Encoder turns record batches back into CDC JSON messages of one format,
+// one per line. With MergeUpdates it holds a -U row until it sees the next
+// row, so call Finish after the last batch. Not safe for concurrent use.
+type Encoder struct {
+	format *Format
+	opts   Options
+	eo     EncodeOptions
+	schema *arrowconv.Schema
+
+	phys     []int // column index in the batch (after _rowkind) of each physical column
+	names    [][]byte
+	encs     []valueEnc
+	metas    map[string]int // metadata key → batch column
+	metaEncs map[string]valueEnc
+
+	cur, pending encodedRow
+	hasPending   bool
+	scratch      []byte
+	env          envelopeEncoder
+}
+
+// encodedRow is one row's physical fields, each already JSON-encoded; a nil
+// entry is NULL. meta holds its envelope metadata (Envelope mode).
+type encodedRow struct {
+	fields [][]byte
+	spans  [][2]int
+	meta   map[string][]byte // JSON of non-timestamp metadata
+	metaNS map[string]int64  // timestamp metadata, epoch nanoseconds
+	buf    []byte
+}
+
+// envelopeEncoder is the format-specific part of encoding.
+type envelopeEncoder interface {
+	// flink appends Flink's message for one row of kind k.
+	flink(dst []byte, k arrowconv.RowKind, r *encodedRow) []byte
+	// update appends a native update message (MergeUpdates).
+	update(dst []byte, before, after *encodedRow) []byte
+}
+
+// valueEnc appends element i of arr as JSON.
+type valueEnc func(dst []byte, arr arrow.Array, i int) ([]byte, error)
+
+// NewEncoder returns an encoder writing format f for batches of schema s.
+func NewEncoder(f *Format, s *arrowconv.Schema, o Options, eo EncodeOptions) (*Encoder, error) {
+	e := &Encoder{format: f, opts: o, eo: eo, schema: s, metas: map[string]int{}, metaEncs: map[string]valueEnc{}}
+	for i, c := range s.Columns {
+		if c.IsMetadata() {
+			e.metas[c.MetadataKey] = i
+			e.metaEncs[c.MetadataKey] = e.newValueEnc(c.Type)
+			continue
+		}
+		e.phys = append(e.phys, i)
+		e.names = append(e.names, appendQuoted(nil, []byte(c.Name)))
+		e.encs = append(e.encs, e.newValueEnc(c.Type))
+	}
+	e.cur.fields = make([][]byte, len(e.phys))
+	e.pending.fields = make([][]byte, len(e.phys))
+	switch f.Name {
+	case "canal-json":
+		e.env = &canalEnc{e}
+	case "maxwell-json":
+		e.env = &maxwellEnc{e}
+	case "ogg-json":
+		e.env = &oggEnc{e}
+	case "debezium-json":
+		e.env = &debeziumEnc{e}
+	case "json":
+		e.env = &plainEnc{e}
+	default:
+		return nil, fmt.Errorf("decode: no encoder for %s", f.Name)
+	}
+	return e, nil
+}
+
+// AppendBatch appends the messages for the rows of rec to dst, each ended
+// by '\n'.
+func (e *Encoder) AppendBatch(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
+	kinds := rec.Column(0).(*array.Dictionary).Indices().(*array.Int8).Int8Values()
+	cols := rec.Columns()[1:]
+	for i, k8 := range kinds {
+		k := arrowconv.RowKind(k8)
+		if err := e.encodeRow(&e.cur, cols, i); err != nil {
+			return dst, fmt.Errorf("decode: Could not serialize row: %w", err)
+		}
+		if e.hasPending {
+			e.hasPending = false
+			if k == arrowconv.UpdateAfter {
+				dst = e.env.update(dst, &e.pending, &e.cur)
+				dst = append(dst, '\n')
+				continue
+			}
+			dst = append(e.env.flink(dst, arrowconv.UpdateBefore, &e.pending), '\n')
+		}
+		if k == arrowconv.UpdateBefore && e.eo.MergeUpdates {
+			e.cur, e.pending = e.pending, e.cur
+			e.hasPending = true
+			continue
+		}
+		dst = append(e.env.flink(dst, k, &e.cur), '\n')
+	}
+	return dst, nil
+}
+
+// Finish appends what is still held: a -U row that no +U followed is
+// written as Flink writes it (a delete).
+func (e *Encoder) Finish(dst []byte) []byte {
+	if e.hasPending {
+		e.hasPending = false
+		dst = append(e.env.flink(dst, arrowconv.UpdateBefore, &e.pending), '\n')
+	}
+	return dst
+}
+
+// encodeRow encodes the physical fields (and, in Envelope mode, metadata)
+// of row i into r, reusing r's storage.
+func (e *Encoder) encodeRow(r *encodedRow, cols []arrow.Array, i int) error {
+	buf := r.buf[:0]
+	if cap(r.spans) < len(e.phys) {
+		r.spans = make([][2]int, len(e.phys))
+	}
+	spans := r.spans[:len(e.phys)]
+	var err error
+	for k, c := range e.phys {
+		if cols[c].IsNull(i) {
+			spans[k] = [2]int{-1, -1}
+			continue
+		}
+		start := len(buf)
+		if buf, err = e.encs[k](buf, cols[c], i); err != nil {
+			return fmt.Errorf("Fail to serialize at field: %s: %w", e.schema.Columns[c].Name, err)
+		}
+		spans[k] = [2]int{start, len(buf)}
+	}
+	var metaSpans map[string][2]int
+	if e.eo.Envelope && len(e.metas) > 0 {
+		if r.meta == nil {
+			r.meta = map[string][]byte{}
+			r.metaNS = map[string]int64{}
+		}
+		clear(r.meta)
+		clear(r.metaNS)
+		metaSpans = map[string][2]int{}
+		for key, c := range e.metas {
+			if cols[c].IsNull(i) {
+				continue
+			}
+			if ts, ok := cols[c].(*array.Timestamp); ok {
+				r.metaNS[key] = int64(ts.Value(i))
+				continue
+			}
+			start := len(buf)
+			if buf, err = e.metaEncs[key](buf, cols[c], i); err != nil {
+				return err
+			}
+			metaSpans[key] = [2]int{start, len(buf)}
+		}
+	}
+	// Slice only now: buf may have moved while growing.
+	for k, sp := range spans {
+		if sp[0] < 0 {
+			r.fields[k] = nil
+		} else {
+			r.fields[k] = buf[sp[0]:sp[1]:sp[1]]
+		}
+	}
+	for key, sp := range metaSpans {
+		r.meta[key] = buf[sp[0]:sp[1]:sp[1]]
+	}
+	r.buf = buf
+	return nil
+}
+
+// appendRow writes a row object from encoded fields: schema order, NULLs as
+// null or left out with encode.ignore-null-fields. only, when not nil, keeps
+// just the fields it marks.
+func (e *Encoder) appendRow(dst []byte, r *encodedRow, only []bool, keepNulls bool) []byte {
+	dst = append(dst, '{')
+	first := true
+	for k, v := range r.fields {
+		if only != nil && !only[k] {
+			continue
+		}
+		if v == nil && e.opts.IgnoreNullFields && !keepNulls {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, e.names[k]...)
+		dst = append(dst, ':')
+		if v == nil {
+			dst = append(dst, "null"...)
+		} else {
+			dst = append(dst, v...)
+		}
+	}
+	return append(dst, '}')
+}
+
+// changed marks the fields whose encodings differ between before and after.
+func changed(before, after *encodedRow) []bool {
+	out := make([]bool, len(before.fields))
+	for k := range before.fields {
+		b, a := before.fields[k], after.fields[k]
+		out[k] = (b == nil) != (a == nil) || string(b) != string(a)
+	}
+	return out
+}
+
+// newValueEnc builds the SQL-to-JSON encoder for values of type t
+// (Flink's RowDataToJsonConverters).
+func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
+	switch t.Kind {
+	case arrowconv.Boolean:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			return strconv.AppendBool(dst, a.(*array.Boolean).Value(i)), nil
+		}
+	case arrowconv.TinyInt:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			return strconv.AppendInt(dst, int64(a.(*array.Int8).Value(i)), 10), nil
+		}
+	case arrowconv.SmallInt:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			return strconv.AppendInt(dst, int64(a.(*array.Int16).Value(i)), 10), nil
+		}
+	case arrowconv.Int:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			return strconv.AppendInt(dst, int64(a.(*array.Int32).Value(i)), 10), nil
+		}
+	case arrowconv.BigInt:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			return strconv.AppendInt(dst, a.(*array.Int64).Value(i), 10), nil
+		}
+	case arrowconv.Float:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			return appendJSONFloat(dst, float64(a.(*array.Float32).Value(i)), 32), nil
+		}
+	case arrowconv.Double:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			return appendJSONFloat(dst, a.(*array.Float64).Value(i), 64), nil
+		}
+	case arrowconv.Decimal:
+		scale := t.Scale
+		plain := e.opts.DecimalPlain
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			return appendDecimalJSON(dst, a.(*array.Decimal128).Value(i), scale, plain), nil
+		}
+	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			s := a.(*array.String)
+			offs := s.ValueOffsets()
+			return appendQuoted(dst, s.ValueBytes()[offs[i]:offs[i+1]]), nil
+		}
+	case arrowconv.Binary, arrowconv.VarBinary, arrowconv.Bytes:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			v := a.(*array.Binary).Value(i)
+			dst = append(dst, '"')
+			dst = base64.StdEncoding.AppendEncode(dst, v)
+			return append(dst, '"'), nil
+		}
+	case arrowconv.Date:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			tm := time.Unix(int64(a.(*array.Date32).Value(i))*86400, 0).UTC()
+			dst = append(dst, '"')
+			dst = appendISODate(dst, tm)
+			return append(dst, '"'), nil
+		}
+	case arrowconv.Time:
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			ms := int64(a.(*array.Time32).Value(i))
+			s := ms / 1000
+			dst = append(dst, '"')
+			dst = append2(dst, int(s/3600))
+			dst = append(dst, ':')
+			dst = append2(dst, int(s/60%60))
+			dst = append(dst, ':')
+			dst = append2(dst, int(s%60))
+			return append(dst, '"'), nil
+		}
+	case arrowconv.Timestamp, arrowconv.TimestampLTZ:
+		ltz := t.Kind == arrowconv.TimestampLTZ
+		sep := byte(' ')
+		if e.opts.TimestampISO {
+			sep = 'T'
+		}
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			tm := time.Unix(0, int64(a.(*array.Timestamp).Value(i))).UTC()
+			dst = append(dst, '"')
+			dst = appendISODate(dst, tm)
+			dst = append(dst, sep)
+			dst = append2(dst, tm.Hour())
+			dst = append(dst, ':')
+			dst = append2(dst, tm.Minute())
+			dst = append(dst, ':')
+			dst = append2(dst, tm.Second())
+			if ns := tm.Nanosecond(); ns != 0 {
+				// Fraction without trailing zeros (appendFraction 0..9).
+				var b [9]byte
+				for k := 8; k >= 0; k-- {
+					b[k] = byte('0' + ns%10)
+					ns /= 10
+				}
+				n := 9
+				for n > 0 && b[n-1] == '0' {
+					n--
+				}
+				dst = append(dst, '.')
+				dst = append(dst, b[:n]...)
+			}
+			if ltz {
+				dst = append(dst, 'Z')
+			}
+			return append(dst, '"'), nil
+		}
+	case arrowconv.Array:
+		elem := e.newValueEnc(*t.Elem)
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			l := a.(*array.List)
+			from, to := l.ValueOffsets(i)
+			child := l.ListValues()
+			dst = append(dst, '[')
+			var err error
+			for j := from; j < to; j++ {
+				if j > from {
+					dst = append(dst, ',')
+				}
+				if child.IsNull(int(j)) {
+					dst = append(dst, "null"...)
+					continue
+				}
+				if dst, err = elem(dst, child, int(j)); err != nil {
+					return dst, err
+				}
+			}
+			return append(dst, ']'), nil
+		}
+	case arrowconv.Map, arrowconv.Multiset:
+		vt := arrowconv.Type{Kind: arrowconv.Int}
+		if t.Kind == arrowconv.Map {
+			vt = *t.Value
+		}
+		val := e.newValueEnc(vt)
+		mode, literal := e.opts.MapNullKeyMode, e.opts.MapNullKeyLiteral
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			m := a.(*array.Map)
+			from, to := m.ValueOffsets(i)
+			keys := m.Keys().(*array.String)
+			items := m.Items()
+			dst = append(dst, '{')
+			first := true
+			var err error
+			for j := from; j < to; j++ {
+				var key []byte
+				if keys.IsNull(int(j)) {
+					switch mode {
+					case "DROP":
+						continue
+					case "LITERAL":
+						key = []byte(literal)
+					default:
+						return dst, errors.New("JSON format doesn't support to serialize map data with null keys. You can drop null key entries or encode null in literals by specifying map-null-key.mode option.")
+					}
+				} else {
+					key = []byte(keys.Value(int(j)))
+				}
+				if !first {
+					dst = append(dst, ',')
+				}
+				first = false
+				dst = appendQuoted(dst, key)
+				dst = append(dst, ':')
+				if items.IsNull(int(j)) {
+					dst = append(dst, "null"...)
+					continue
+				}
+				if dst, err = val(dst, items, int(j)); err != nil {
+					return dst, err
+				}
+			}
+			return append(dst, '}'), nil
+		}
+	case arrowconv.Row:
+		fields := make([]valueEnc, len(t.Fields))
+		names := make([][]byte, len(t.Fields))
+		for k, f := range t.Fields {
+			fields[k] = e.newValueEnc(f.Type)
+			names[k] = appendQuoted(nil, []byte(f.Name))
+		}
+		ignoreNull := e.opts.IgnoreNullFields
+		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
+			s := a.(*array.Struct)
+			dst = append(dst, '{')
+			first := true
+			var err error
+			for k, f := range fields {
+				c := s.Field(k)
+				if c.IsNull(i) && ignoreNull {
+					continue
+				}
+				if !first {
+					dst = append(dst, ',')
+				}
+				first = false
+				dst = append(dst, names[k]...)
+				dst = append(dst, ':')
+				if c.IsNull(i) {
+					dst = append(dst, "null"...)
+					continue
+				}
+				if dst, err = f(dst, c, i); err != nil {
+					return dst, err
+				}
+			}
+			return append(dst, '}'), nil
+		}
+	}
+	panic("decode: no encoder for " + t.String())
+}
+
+func append2(dst []byte, v int) []byte { return append(dst, byte('0'+v/10), byte('0'+v%10)) }
+
+// appendISODate writes ISO_LOCAL_DATE (years past 9999 get a '+').
+func appendISODate(dst []byte, t time.Time) []byte {
+	y := t.Year()
+	switch {
+	case y > 9999:
+		dst = append(dst, '+')
+		dst = strconv.AppendInt(dst, int64(y), 10)
+	case y < 0:
+		dst = append(dst, '-')
+		dst = appendPad4(dst, -y)
+	default:
+		dst = appendPad4(dst, y)
+	}
+	dst = append(dst, '-')
+	dst = append2(dst, int(t.Month()))
+	dst = append(dst, '-')
+	return append2(dst, t.Day())
+}
+
+func appendPad4(dst []byte, v int) []byte {
+	s := strconv.Itoa(v)
+	for k := len(s); k < 4; k++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
+}
+
+// appendJSONFloat writes a float as Jackson does: the Java toString digits
+// as a number, NaN and infinities as strings.
+func appendJSONFloat(dst []byte, f float64, bits int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		dst = append(dst, '"')
+		dst = arrowconv.AppendJavaDouble(dst, f)
+		return append(dst, '"')
+	}
+	if bits == 32 {
+		return arrowconv.AppendJavaFloat(dst, float32(f))
+	}
+	return arrowconv.AppendJavaDouble(dst, f)
+}
+
+// appendDecimalJSON writes a DECIMAL as a JSON number: trailing zeros
+// stripped in BigDecimal.toString form (Flink's default), or plain digits
+// at the column's scale (encode.decimal-as-plain-number).
+func appendDecimalJSON(dst []byte, n decimal128.Num, scale int, plain bool) []byte {
+	neg := n.Sign() < 0
+	if neg {
+		n = n.Negate()
+	}
+	var digits []byte
+	if n.HighBits() == 0 && n.LowBits() < 1<<63 {
+		digits = strconv.AppendUint(nil, n.LowBits(), 10)
+	} else {
+		digits = []byte(n.BigInt().String())
+	}
+	if plain {
+		if neg {
+			dst = append(dst, '-')
+		}
+		if scale == 0 {
+			return append(dst, digits...)
+		}
+		for len(digits) <= scale {
+			digits = append([]byte{'0'}, digits...)
+		}
+		dst = append(dst, digits[:len(digits)-scale]...)
+		dst = append(dst, '.')
+		return append(dst, digits[len(digits)-scale:]...)
+	}
+	d := decimalText{neg: neg, digits: digits, exp: -scale}
+	if string(digits) == "0" {
+		d.digits = d.digits[:0]
+	}
+	d.stripTrailingZeros()
+	return d.appendString(dst)
+}
+
+// beforeAfter writes "before":...,"after":... (nil means null; left out
+// with encode.ignore-null-fields).
+func (e *Encoder) beforeAfter(dst []byte, before, after *encodedRow) []byte {
+	first := true
+	for _, part := range []struct {
+		name string
+		r    *encodedRow
+	}{{`"before":`, before}, {`"after":`, after}} {
+		if part.r == nil && e.opts.IgnoreNullFields {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, part.name...)
+		if part.r == nil {
+			dst = append(dst, "null"...)
+		} else {
+			dst = e.appendRow(dst, part.r, nil, false)
+		}
+	}
+	return dst
+}
+
+// metaField writes ,"name":<metadata value> when the row has that metadata.
+func (e *Encoder) metaField(dst []byte, r *encodedRow, key, name string) []byte {
+	v, ok := r.meta[key]
+	if !ok {
+		return dst
+	}
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return append(dst, v...)
+}
+
+// epochField writes ,"name":<timestamp metadata in units of unit ns>.
+func (e *Encoder) epochField(dst []byte, r *encodedRow, key, name string, unit int64) []byte {
+	ns, ok := r.metaNS[key]
+	if !ok {
+		return dst
+	}
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	q := ns / unit
+	if ns%unit != 0 && ns < 0 {
+		q--
+	}
+	return strconv.AppendInt(dst, q, 10)
+}
+
+// oldColumns picks the columns a canal/maxwell "old" must list so that
+// Flink's merge rule rebuilds the before image: the changed ones, plus any
+// unchanged column whose name appears as a key inside a changed nested
+// value (Flink searches "old" at every depth, and a hit there would stop the
+// column from being copied from "data").
+func (e *Encoder) oldColumns(before, after *encodedRow) []bool {
+	ch := changed(before, after)
+	names := map[string]int{}
+	for k, c := range e.phys {
+		names[e.schema.Columns[c].Name] = k
+	}
+	for k, isCh := range ch {
+		v := before.fields[k]
+		if !isCh || len(v) == 0 || (v[0] != '{' && v[0] != '[') {
+			continue
+		}
+		var walk func(v []byte, t jsonparser.ValueType)
+		walk = func(v []byte, t jsonparser.ValueType) {
+			switch t {
+			case jsonparser.Object:
+				jsonparser.ObjectEach(v, func(key, mv []byte, mt jsonparser.ValueType, _ int) error {
+					if j, ok := names[string(key)]; ok {
+						ch[j] = true
+					}
+					walk(mv, mt)
+					return nil
+				})
+			case jsonparser.Array:
+				jsonparser.ArrayEach(v, func(ev []byte, et jsonparser.ValueType, _ int, _ error) { walk(ev, et) })
+			}
+		}
+		t := jsonparser.Object
+		if v[0] == '[' {
+			t = jsonparser.Array
+		}
+		walk(v, t)
+	}
+	return ch
+}
