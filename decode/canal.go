@@ -190,20 +190,9 @@ func (c *canalEnc) envelope(dst []byte, r *encodedRow) []byte {
 	if !e.eo.Envelope {
 		return dst
 	}
-	dst = e.metaField(dst, r, "database", "database")
-	dst = e.metaField(dst, r, "table", "table")
-	if v, ok := r.meta["pk-names"]; ok {
-		dst = append(append(dst, `,"pkNames":`...), v...)
-	} else if len(e.schema.PrimaryKey) > 0 {
-		dst = append(dst, `,"pkNames":[`...)
-		for i, k := range e.schema.PrimaryKey {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendQuoted(dst, []byte(k))
-		}
-		dst = append(dst, ']')
-	}
+	dst = e.metaField(dst, r, "database", keysDatabase...)
+	dst = e.metaField(dst, r, "table", keysTable...)
+	dst = e.appendPK(dst, r, "pkNames")
 	dst = append(dst, `,"isDdl":false,"mysqlType":{`...)
 	for i, col := range e.phys {
 		if i > 0 {
@@ -231,8 +220,8 @@ func (c *canalEnc) envelope(dst []byte, r *encodedRow) []byte {
 		}
 		dst = append(dst, '}')
 	}
-	dst = e.epochField(dst, r, "event-timestamp", "es", 1e6)
-	return e.epochField(dst, r, "ingestion-timestamp", "ts", 1e6)
+	dst = e.epochField(dst, r, "es", 1e6, keysEvent...)
+	return e.epochField(dst, r, "ts", 1e6, keysIngest...)
 }
 
 // mysqlType is the MySQL column type and JDBC type code Canal would report

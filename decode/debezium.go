@@ -63,7 +63,7 @@ func (d *debeziumEnc) update(dst []byte, before, after *encodedRow) []byte {
 }
 
 func (d *debeziumEnc) tail(dst []byte, r *encodedRow) []byte {
-	dst = d.e.epochField(dst, r, "ingestion-timestamp", "ts_ms", 1e6)
+	dst = d.e.epochField(dst, r, "ts_ms", 1e6, keysIngest...)
 	return append(dst, '}')
 }
 
@@ -80,10 +80,10 @@ func (d *debeziumEnc) source(dst []byte, r *encodedRow) []byte {
 	n := len(dst)
 	dst = append(dst, `,"source":{`...)
 	m := len(dst)
-	dst = e.metaField(dst, r, "source.database", "db")
-	dst = e.metaField(dst, r, "source.schema", "schema")
-	dst = e.metaField(dst, r, "source.table", "table")
-	dst = e.epochField(dst, r, "source.timestamp", "ts_ms", 1e6)
+	dst = e.metaField(dst, r, "db", "source.database", "database")
+	dst = e.metaField(dst, r, "schema", "source.schema")
+	dst = e.metaField(dst, r, "table", "source.table", "table")
+	dst = e.epochField(dst, r, "ts_ms", 1e6, "source.timestamp", "event-timestamp")
 	if len(dst) == m {
 		return dst[:n]
 	}

@@ -551,9 +551,11 @@ func (e *Encoder) beforeAfter(dst []byte, before, after *encodedRow) []byte {
 	return dst
 }
 
-// metaField writes ,"name":<metadata value> when the row has that metadata.
-func (e *Encoder) metaField(dst []byte, r *encodedRow, key, name string) []byte {
-	v, ok := r.meta[key]
+// metaField writes ,"name":<metadata value> from the first of keys the row
+// has (keys name the same thing in different formats: "database",
+// "source.database").
+func (e *Encoder) metaField(dst []byte, r *encodedRow, name string, keys ...string) []byte {
+	v, ok := metaAny(r.meta, keys)
 	if !ok {
 		return dst
 	}
@@ -564,8 +566,8 @@ func (e *Encoder) metaField(dst []byte, r *encodedRow, key, name string) []byte 
 }
 
 // epochField writes ,"name":<timestamp metadata in units of unit ns>.
-func (e *Encoder) epochField(dst []byte, r *encodedRow, key, name string, unit int64) []byte {
-	ns, ok := r.metaNS[key]
+func (e *Encoder) epochField(dst []byte, r *encodedRow, name string, unit int64, keys ...string) []byte {
+	ns, ok := metaAny(r.metaNS, keys)
 	if !ok {
 		return dst
 	}
@@ -617,4 +619,48 @@ func (e *Encoder) oldColumns(before, after *encodedRow) []bool {
 		walk(v, t)
 	}
 	return ch
+}
+
+func metaAny[V any](m map[string]V, keys []string) (V, bool) {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v, true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// Metadata keys that mean the same thing across formats, for --envelope.
+var (
+	keysDatabase = []string{"database", "source.database"}
+	keysTable    = []string{"table", "source.table"}
+	keysPK       = []string{"pk-names", "primary-key-columns", "primary-keys"}
+	keysEvent    = []string{"event-timestamp", "source.timestamp"}
+	keysIngest   = []string{"ingestion-timestamp"}
+)
+
+// appendPK writes ,"name":[...] from primary-key metadata or the schema's
+// PRIMARY KEY.
+func (e *Encoder) appendPK(dst []byte, r *encodedRow, name string) []byte {
+	if v, ok := metaAny(r.meta, keysPK); ok {
+		dst = append(dst, ',', '"')
+		dst = append(dst, name...)
+		dst = append(dst, '"', ':')
+		return append(dst, v...)
+	}
+	pk := e.schema.PrimaryKey
+	if len(pk) == 0 {
+		return dst
+	}
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, `":[`...)
+	for i, k := range pk {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendQuoted(dst, []byte(k))
+	}
+	return append(dst, ']')
 }

@@ -90,9 +90,9 @@ func (m *maxwellEnc) head(dst []byte, r *encodedRow) []byte {
 		return dst
 	}
 	n := len(dst)
-	dst = m.e.metaField(dst, r, "database", "database")
-	dst = m.e.metaField(dst, r, "table", "table")
-	dst = m.e.epochField(dst, r, "ingestion-timestamp", "ts", 1e9)
+	dst = m.e.metaField(dst, r, "database", keysDatabase...)
+	dst = m.e.metaField(dst, r, "table", keysTable...)
+	dst = m.e.epochField(dst, r, "ts", 1e9, keysIngest...)
 	if len(dst) > n {
 		dst = append(dst[:n], dst[n+1:]...) // drop the leading comma
 		dst = append(dst, ',')
@@ -102,18 +102,7 @@ func (m *maxwellEnc) head(dst []byte, r *encodedRow) []byte {
 
 func (m *maxwellEnc) tail(dst []byte, r *encodedRow) []byte {
 	if m.e.eo.Envelope {
-		if v, ok := r.meta["primary-key-columns"]; ok {
-			dst = append(append(dst, `,"primary_key_columns":`...), v...)
-		} else if pk := m.e.schema.PrimaryKey; len(pk) > 0 {
-			dst = append(dst, `,"primary_key_columns":[`...)
-			for i, k := range pk {
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = appendQuoted(dst, []byte(k))
-			}
-			dst = append(dst, ']')
-		}
+		dst = m.e.appendPK(dst, r, "primary_key_columns")
 	}
 	return append(dst, '}')
 }

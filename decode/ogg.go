@@ -109,25 +109,14 @@ func (o *oggEnc) head(dst []byte, r *encodedRow) []byte {
 		return dst
 	}
 	n := len(dst)
-	dst = e.metaField(dst, r, "table", "table")
-	if v, ok := r.meta["primary-keys"]; ok {
-		dst = append(append(dst, `,"primary_keys":`...), v...)
-	} else if pk := e.schema.PrimaryKey; len(pk) > 0 {
-		dst = append(dst, `,"primary_keys":[`...)
-		for i, k := range pk {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendQuoted(dst, []byte(k))
-		}
-		dst = append(dst, ']')
-	}
-	if ns, ok := r.metaNS["event-timestamp"]; ok {
+	dst = e.metaField(dst, r, "table", keysTable...)
+	dst = e.appendPK(dst, r, "primary_keys")
+	if ns, ok := metaAny(r.metaNS, keysEvent); ok {
 		dst = append(dst, `,"op_ts":"`...)
 		dst = appendMicros(dst, ns, ' ')
 		dst = append(dst, '"')
 	}
-	if ns, ok := r.metaNS["ingestion-timestamp"]; ok {
+	if ns, ok := metaAny(r.metaNS, keysIngest); ok {
 		dst = append(dst, `,"current_ts":"`...)
 		dst = appendMicros(dst, ns, 'T')
 		dst = append(dst, '"')
