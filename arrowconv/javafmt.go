@@ -50,7 +50,18 @@ func appendJava(dst []byte, f float64, bitSize int) []byte {
 			nd++
 		}
 	}
-	exp, _ := strconv.Atoi(string(e[i+1:]))
+	exp, eneg := 0, false
+	for _, c := range e[i+1:] {
+		switch {
+		case c == '-':
+			eneg = true
+		case c >= '0' && c <= '9':
+			exp = exp*10 + int(c-'0')
+		}
+	}
+	if eneg {
+		exp = -exp
+	}
 	for nd > 1 && digits[nd-1] == '0' {
 		nd-- // the two-digit form may end in 0: 0.8 stays 0.8
 	}

@@ -49,3 +49,46 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEncode re-encodes decoded products changelogs into each format
+// (Flink's encoding and --merge-updates): MB/s of output.
+func BenchmarkEncode(b *testing.B) {
+	src := cdcgen.Lines("debezium-json", 1, 8<<20)
+	lines := bytes.Split(bytes.TrimSuffix(src, []byte("\n")), []byte("\n"))
+	dbz, _ := Lookup("debezium-json")
+	s, err := arrowconv.ParseColumns(cdcgen.Schema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+	d, _ := New(dbz, s, Options{}, bld)
+	for _, l := range lines {
+		if _, err := d.Decode(l); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rec := bld.Flush()
+	defer rec.Release()
+	for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json", "json"} {
+		for _, merge := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/merge=%v", format, merge), func(b *testing.B) {
+				f, _ := Lookup(format)
+				o, _ := ParseOptions(f, nil, true)
+				enc, err := NewEncoder(f, s, o, EncodeOptions{MergeUpdates: merge})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var out []byte
+				b.ReportAllocs()
+				for b.Loop() {
+					if out, err = enc.AppendBatch(out[:0], rec); err != nil {
+						b.Fatal(err)
+					}
+					out = enc.Finish(out)
+					b.SetBytes(int64(len(out)))
+				}
+				b.ReportMetric(float64(int64(b.N)*rec.NumRows())/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+	}
+}

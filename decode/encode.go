@@ -2,7 +2,6 @@ package decode
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -44,6 +43,8 @@ type Encoder struct {
 
 	cur, pending encodedRow
 	hasPending   bool
+	changedBuf   []bool
+	names2idx    map[string]int
 	scratch      []byte
 	env          envelopeEncoder
 }
@@ -227,10 +228,12 @@ func (e *Encoder) appendRow(dst []byte, r *encodedRow, only []bool, keepNulls bo
 	return append(dst, '}')
 }
 
-// changed marks the fields whose encodings differ between before and after.
-func changed(before, after *encodedRow) []bool {
-	out := make([]bool, len(before.fields))
+// changed marks, in out, the fields whose encodings differ between before
+// and after.
+func changed(out []bool, before, after *encodedRow) []bool {
+	out = out[:0]
 	for k := range before.fields {
+		out = append(out, false)
 		b, a := before.fields[k], after.fields[k]
 		out[k] = (b == nil) != (a == nil) || string(b) != string(a)
 	}
@@ -370,7 +373,8 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 			vt = *t.Value
 		}
 		val := e.newValueEnc(vt)
-		mode, literal := e.opts.MapNullKeyMode, e.opts.MapNullKeyLiteral
+		// map-null-key.mode never applies: JSON object keys are strings and
+		// Arrow maps cannot hold a NULL key, so no NULL key reaches here.
 		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
 			m := a.(*array.Map)
 			from, to := m.ValueOffsets(i)
@@ -380,24 +384,12 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 			first := true
 			var err error
 			for j := from; j < to; j++ {
-				var key []byte
-				if keys.IsNull(int(j)) {
-					switch mode {
-					case "DROP":
-						continue
-					case "LITERAL":
-						key = []byte(literal)
-					default:
-						return dst, errors.New("JSON format doesn't support to serialize map data with null keys. You can drop null key entries or encode null in literals by specifying map-null-key.mode option.")
-					}
-				} else {
-					key = []byte(keys.Value(int(j)))
-				}
+				key := keys.Value(int(j))
 				if !first {
 					dst = append(dst, ',')
 				}
 				first = false
-				dst = appendQuoted(dst, key)
+				dst = appendQuoted(dst, []byte(key))
 				dst = append(dst, ':')
 				if items.IsNull(int(j)) {
 					dst = append(dst, "null"...)
@@ -469,7 +461,8 @@ func appendISODate(dst []byte, t time.Time) []byte {
 }
 
 func appendPad4(dst []byte, v int) []byte {
-	s := strconv.Itoa(v)
+	var buf [20]byte
+	s := strconv.AppendInt(buf[:0], int64(v), 10)
 	for k := len(s); k < 4; k++ {
 		dst = append(dst, '0')
 	}
@@ -498,11 +491,12 @@ func appendDecimalJSON(dst []byte, n decimal128.Num, scale int, plain bool) []by
 	if neg {
 		n = n.Negate()
 	}
+	var buf [40]byte
 	var digits []byte
 	if n.HighBits() == 0 && n.LowBits() < 1<<63 {
-		digits = strconv.AppendUint(nil, n.LowBits(), 10)
+		digits = strconv.AppendUint(buf[:0], n.LowBits(), 10)
 	} else {
-		digits = []byte(n.BigInt().String())
+		digits = append(buf[:0], n.BigInt().String()...)
 	}
 	if plain {
 		if neg {
@@ -511,8 +505,12 @@ func appendDecimalJSON(dst []byte, n decimal128.Num, scale int, plain bool) []by
 		if scale == 0 {
 			return append(dst, digits...)
 		}
-		for len(digits) <= scale {
-			digits = append([]byte{'0'}, digits...)
+		if len(digits) <= scale {
+			dst = append(dst, '0', '.')
+			for k := len(digits); k < scale; k++ {
+				dst = append(dst, '0')
+			}
+			return append(dst, digits...)
 		}
 		dst = append(dst, digits[:len(digits)-scale]...)
 		dst = append(dst, '.')
@@ -587,11 +585,15 @@ func (e *Encoder) epochField(dst []byte, r *encodedRow, name string, unit int64,
 // value (Flink searches "old" at every depth, and a hit there would stop the
 // column from being copied from "data").
 func (e *Encoder) oldColumns(before, after *encodedRow) []bool {
-	ch := changed(before, after)
-	names := map[string]int{}
-	for k, c := range e.phys {
-		names[e.schema.Columns[c].Name] = k
+	ch := changed(e.changedBuf, before, after)
+	e.changedBuf = ch
+	if e.names2idx == nil {
+		e.names2idx = map[string]int{}
+		for k, c := range e.phys {
+			e.names2idx[e.schema.Columns[c].Name] = k
+		}
 	}
+	names := e.names2idx
 	for k, isCh := range ch {
 		v := before.fields[k]
 		if !isCh || len(v) == 0 || (v[0] != '{' && v[0] != '[') {
