@@ -25,7 +25,6 @@ func (c *canal) envelope() []string {
 }
 
 func (c *canal) decode(root []byte) (Outcome, error) {
-	c.scanEnvelope(root, c.envIdx, c.env)
 	// The filters run on the parsed tree before any conversion.
 	if ok, err := c.filter("database", c.opts.dbRe); err != nil || !ok {
 		return Filtered, err
@@ -68,8 +67,6 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 		if err != nil {
 			return 0, err
 		}
-		oldAll := c.envSlot("old")
-		c.markPresent(oldAll.v, oldAll.t)
 		for i, after := range rows {
 			if i >= len(olds) {
 				return 0, withPath(errorf(ErrMissingField, fmt.Sprintf("\"old\" has %d elements, fewer than \"data\" (%d)", len(olds), len(rows))), fmt.Sprintf("old[%d]", i))
@@ -81,7 +78,7 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 			if after.t != jsonparser.Object {
 				return 0, c.notRow(fmt.Sprintf("data[%d]", i), after)
 			}
-			if err := c.emitMergedBefore(before.v, after.v); err != nil {
+			if err := c.emitMergedBefore(before, after); err != nil {
 				return 0, withPath(err, fmt.Sprintf("old[%d]", i))
 			}
 			if err := c.emitObject(arrowconv.UpdateAfter, fmt.Sprintf("data[%d]", i), after); err != nil {

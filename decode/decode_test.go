@@ -202,15 +202,30 @@ func TestValidateMatchesJackson(t *testing.T) {
 	bad := []string{``, ` `, `{`, `{"a"}`, `{"a":}`, `{a:1}`, `{'a':1}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":+1}`,
 		`{"a":NaN}`, `{"a":tru}`, `{"a":truex}`, `{"a":"\x"}`, `{"a":1,}`, `{"a":[1,]}`, `{"a":1 /* c */}`, "{\"a\":\"\xff\"}",
 		`{"a":"\u12"}`, `{"a":1]`, `[`}
-	var st []byte
+	validate := func(msg string) error {
+		b := []byte(msg)
+		i := 0
+		if strings.HasPrefix(msg, "\xef\xbb\xbf") {
+			i = 3
+		}
+		i = skipWS(b, i)
+		sc := scanner{msg: b}
+		_, _, err := sc.value(i)
+		return err
+	}
 	for _, g := range good {
-		if _, _, err := validate([]byte(g), &st); err != nil {
+		if err := validate(g); err != nil {
 			t.Errorf("validate(%q) = %v, want ok", g, err)
 		}
 	}
 	for _, b := range bad {
-		if _, _, err := validate([]byte(b), &st); !errors.Is(err, ErrMalformed) {
+		if err := validate(b); !errors.Is(err, ErrMalformed) {
 			t.Errorf("validate(%q) = %v, want ErrMalformed", b, err)
 		}
+	}
+	// Deep nesting is refused, as Jackson refuses it.
+	deep := strings.Repeat("[", 1001) + strings.Repeat("]", 1001)
+	if err := validate(deep); !errors.Is(err, ErrMalformed) {
+		t.Errorf("1001 levels: %v", err)
 	}
 }

@@ -244,6 +244,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	for i, n := range d.envNames {
 		d.envIdx[n] = i
 	}
+	d.rowFieldsOf()
 	for i := range d.metas {
 		if err := d.bindMeta(&d.metas[i]); err != nil {
 			return nil, err
@@ -271,8 +272,15 @@ type base struct {
 
 	dataSlots, oldSlots []slot
 	present             []bool // canal/maxwell: column name found anywhere in "old"
-	stack               []byte
 	file                FileInfo
+
+	sc           scanner
+	rowKinds     []rowField // per envelope field
+	markField    int        // envelope index of "old", or -1
+	payloadField int
+	pool         []slot        // captured row slots of the current message
+	captured     []capturedRow // captured row objects, in scan order
+	lastCaptured int
 
 	mark     int // builder rows at the start of the message
 	rows     int // rows emitted by the current message
@@ -312,31 +320,33 @@ func (d *base) trimMeta() {
 }
 
 func (d *base) decode(msg []byte) (Outcome, error) {
-	start, end, err := validate(msg, &d.stack)
+	// Jackson tolerates a BOM, skips white space, reads one value and
+	// ignores whatever follows it.
+	i := 0
+	if len(msg) >= 3 && msg[0] == 0xEF && msg[1] == 0xBB && msg[2] == 0xBF {
+		i = 3
+	}
+	i = skipWS(msg, i)
+	if i >= len(msg) {
+		return 0, &msgError{off: i, err: errorf(ErrMalformed, "no JSON value (blank message)")}
+	}
+	d.sc = scanner{msg: msg}
+	d.lastCaptured = 0
+	if msg[i] != '{' {
+		v, _, err := d.sc.value(i)
+		if err != nil {
+			return 0, err
+		}
+		if d.format.Name == "json" && v.t == jsonparser.Null {
+			return Blank, nil // plain json: a null message gives no row
+		}
+		return 0, &msgError{off: i, err: errorf(ErrMalformed, "the message is not a JSON object")}
+	}
+	end, err := d.capture(i)
 	if err != nil {
 		return 0, err
 	}
-	root := msg[start:end]
-	if root[0] != '{' {
-		if d.format.Name == "json" && string(root) == "null" {
-			return Blank, nil // plain json: a null message gives no row
-		}
-		return 0, &msgError{off: start, err: errorf(ErrMalformed, "the message is not a JSON object")}
-	}
-	return d.op.decode(root)
-}
-
-// scanEnvelope captures the top-level fields the format reads.
-func (d *base) scanEnvelope(obj []byte, names map[string]int, slots []slot) {
-	for i := range slots {
-		slots[i] = slot{t: jsonparser.NotExist}
-	}
-	jsonparser.ObjectEach(obj, func(k, v []byte, t jsonparser.ValueType, _ int) error {
-		if i, ok := names[string(k)]; ok {
-			slots[i] = slot{v, t}
-		}
-		return nil
-	})
+	return d.op.decode(msg[i:end])
 }
 
 // envSlot returns the captured top-level field name.
@@ -386,11 +396,11 @@ func (d *base) emitObject(k arrowconv.RowKind, field string, s slot) error {
 		}
 		return withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is null or not an object", field)), field)
 	}
-	d.row.scan(s.v, d.dataSlots)
+	slots := d.rowSlots(s, d.dataSlots)
 	if err := d.beginRow(k); err != nil {
 		return err
 	}
-	if err := d.row.convert(d.dataSlots); err != nil {
+	if err := d.row.convert(slots); err != nil {
 		return withPath(err, field)
 	}
 	d.endRow()
@@ -409,8 +419,7 @@ func (d *base) validateRow(field string, s slot) error {
 		return withPath(d.cx.fail(s.v, "ROW", "not an object"), field)
 	}
 	lens := d.colLens()
-	d.row.scan(s.v, d.oldSlots)
-	err := d.row.convert(d.oldSlots)
+	err := d.row.convert(d.rowSlots(s, d.oldSlots))
 	for i, c := range d.physCols {
 		c.Truncate(lens[i])
 	}
@@ -447,46 +456,18 @@ func (d *base) colLens() []int {
 	return lens
 }
 
-// markPresent sets present[i] when physical column i's name occurs as a key
-// anywhere inside v, at any depth (Jackson's findValue on "old").
-func (d *base) markPresent(v []byte, t jsonparser.ValueType) {
-	clear(d.present)
-	d.walkKeys(v, t)
-}
-
-func (d *base) walkKeys(v []byte, t jsonparser.ValueType) {
-	switch t {
-	case jsonparser.Object:
-		jsonparser.ObjectEach(v, func(k, mv []byte, mt jsonparser.ValueType, _ int) error {
-			if i, ok := d.row.names[string(k)]; ok {
-				d.present[i] = true
-			}
-			if mt == jsonparser.Object || mt == jsonparser.Array {
-				d.walkKeys(mv, mt)
-			}
-			return nil
-		})
-	case jsonparser.Array:
-		jsonparser.ArrayEach(v, func(ev []byte, et jsonparser.ValueType, _ int, _ error) {
-			if et == jsonparser.Object || et == jsonparser.Array {
-				d.walkKeys(ev, et)
-			}
-		})
-	}
-}
-
 // emitMergedBefore emits canal/maxwell's -U row: each column from old,
 // except that a column whose old value is NULL and whose name occurs
 // nowhere in "old" is copied from the after row (spec §4).
-func (d *base) emitMergedBefore(oldObj, dataObj []byte) error {
+func (d *base) emitMergedBefore(oldObj, dataObj slot) error {
 	if err := d.beginRow(arrowconv.UpdateBefore); err != nil {
 		return err
 	}
-	d.row.scan(oldObj, d.oldSlots)
-	d.row.scan(dataObj, d.dataSlots)
+	olds := d.rowSlots(oldObj, d.oldSlots)
+	datas := d.rowSlots(dataObj, d.dataSlots)
 	for i, c := range d.physCols {
 		conv := d.row.convs[i]
-		if s := d.oldSlots[i]; s.t != jsonparser.NotExist {
+		if s := olds[i]; s.t != jsonparser.NotExist {
 			if err := conv(s.v, s.t); err != nil {
 				return withPath(err, d.phys[i].Name)
 			}
@@ -498,7 +479,7 @@ func (d *base) emitMergedBefore(oldObj, dataObj []byte) error {
 			c.AppendNull()
 			continue
 		}
-		if err := conv(d.dataSlots[i].v, d.dataSlots[i].t); err != nil {
+		if err := conv(datas[i].v, datas[i].t); err != nil {
 			return withPath(err, d.phys[i].Name)
 		}
 	}

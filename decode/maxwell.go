@@ -18,7 +18,6 @@ func (m *maxwell) envelope() []string {
 }
 
 func (m *maxwell) decode(root []byte) (Outcome, error) {
-	m.scanEnvelope(root, m.envIdx, m.env)
 	op, opSlot, err := m.opText("type")
 	if err != nil {
 		return 0, err
@@ -41,8 +40,7 @@ func (m *maxwell) decode(root []byte) (Outcome, error) {
 		if data.t != jsonparser.Object {
 			return 0, (&canal{base: m.base}).notRow("data", data)
 		}
-		m.markPresent(old.v, old.t)
-		if err := m.emitMergedBefore(old.v, data.v); err != nil {
+		if err := m.emitMergedBefore(old, data); err != nil {
 			return 0, withPath(err, "old")
 		}
 		return Emitted, m.emitObject(arrowconv.UpdateAfter, "data", data)

@@ -24,7 +24,6 @@ func (o *ogg) envelope() []string {
 }
 
 func (o *ogg) decode(root []byte) (Outcome, error) {
-	o.scanEnvelope(root, o.envIdx, o.env)
 	op, opSlot, err := o.opText("op_type")
 	if err != nil {
 		return 0, err

@@ -1,0 +1,177 @@
+package decode
+
+import (
+	"github.com/buger/jsonparser"
+)
+
+// The single pass over a message: the scanner validates it while the
+// envelope fields and every row object inside a row field ("data", "old",
+// "before", "after") are captured as slots, so rows are converted straight
+// from the captured values without walking the JSON again.
+
+// capturedRow is a row object met during the scan: where it starts in the
+// message and where its slots are in the pool.
+type capturedRow struct {
+	off, start int
+}
+
+// rowField says how an envelope field holds rows.
+type rowField uint8
+
+const (
+	notRows   rowField = iota
+	rowObject          // maxwell data/old, ogg and debezium before/after
+	rowArray           // canal data/old
+)
+
+// rowFieldsOf is the format's row fields (by envelope index).
+func (d *base) rowFieldsOf() {
+	d.rowKinds = make([]rowField, len(d.envNames))
+	d.markField = -1
+	for i, n := range d.envNames {
+		switch d.format.Name + "." + n {
+		case "canal-json.data", "canal-json.old":
+			d.rowKinds[i] = rowArray
+		case "maxwell-json.data", "maxwell-json.old", "ogg-json.before", "ogg-json.after",
+			"debezium-json.before", "debezium-json.after":
+			d.rowKinds[i] = rowObject
+		}
+		if n == "old" {
+			d.markField = i
+		}
+		if n == "payload" {
+			d.payloadField = i
+		}
+	}
+}
+
+// capture scans the root object at msg[i]: it validates everything and
+// fills d.env, d.pool and d.captured.
+// It returns the index after the root object.
+func (d *base) capture(i int) (int, error) {
+	for k := range d.env {
+		d.env[k] = slot{t: jsonparser.NotExist}
+	}
+	d.pool, d.captured = d.pool[:0], d.captured[:0]
+	clear(d.present)
+	if d.format.Name == "json" {
+		return d.captureRow(i)
+	}
+	return d.captureEnvelope(i, 0)
+}
+
+// captureEnvelope captures the members of an envelope object. With
+// schema-include the root (level 0) holds only "schema" and "payload", and
+// the payload (level 1) the rest.
+func (d *base) captureEnvelope(i, level int) (int, error) {
+	sc := &d.sc
+	return sc.object(i, func(k []byte, vi int) (int, error) {
+		idx, ok := d.envIdx[string(k)]
+		if ok && d.opts.SchemaInclude {
+			isRoot := idx == 0 || idx == d.payloadField // "schema", "payload"
+			ok = isRoot == (level == 0)
+		}
+		if !ok {
+			_, next, err := sc.value(vi)
+			return next, err
+		}
+		vi = skipWS(sc.msg, vi)
+		start := vi
+		var next int
+		var err error
+		c := byte(0)
+		if vi < len(sc.msg) {
+			c = sc.msg[vi]
+		}
+		if idx == d.markField {
+			sc.mark = d.markKey
+		}
+		switch {
+		case d.opts.SchemaInclude && idx == d.payloadField && c == '{':
+			next, err = d.captureEnvelope(vi, 1)
+			if err == nil {
+				d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
+			}
+		case d.rowKinds[idx] == rowObject && c == '{':
+			next, err = d.captureRow(vi)
+			if err == nil {
+				d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
+			}
+		case d.rowKinds[idx] == rowArray && c == '[':
+			next, err = sc.array(vi, func(ei int) (int, error) {
+				if ei < len(sc.msg) && sc.msg[ei] == '{' {
+					return d.captureRow(ei)
+				}
+				_, n, err := sc.value(ei)
+				return n, err
+			})
+			if err == nil {
+				d.env[idx] = slot{sc.msg[start:next], jsonparser.Array}
+			}
+		default:
+			var v slot
+			v, next, err = sc.value(vi)
+			d.env[idx] = v
+		}
+		sc.mark = nil
+		return next, err
+	})
+}
+
+// captureRow captures the row object at msg[i] into the pool.
+func (d *base) captureRow(i int) (int, error) {
+	start := len(d.pool)
+	for range d.phys {
+		d.pool = append(d.pool, slot{t: jsonparser.NotExist})
+	}
+	d.captured = append(d.captured, capturedRow{off: i, start: start})
+	next := 0 // predicted column: CDC tools write keys in a fixed order
+	sc := &d.sc
+	return sc.object(i, func(k []byte, vi int) (int, error) {
+		v, end, err := sc.value(vi)
+		if err != nil {
+			return 0, err
+		}
+		col := -1
+		if next < len(d.phys) && d.phys[next].Name == string(k) {
+			col = next
+		} else if c, ok := d.row.names[string(k)]; ok {
+			col = c
+		}
+		if col >= 0 {
+			d.pool[start+col] = v // a repeated key keeps its last value
+			next = col + 1
+			if d.sc.mark != nil {
+				d.present[col] = true
+			}
+		}
+		return end, nil
+	})
+}
+
+// markKey records that a key occurs in "old" (at any depth).
+func (d *base) markKey(k []byte) {
+	if c, ok := d.row.names[string(k)]; ok {
+		d.present[c] = true
+	}
+}
+
+// rowSlots returns the captured slots of the row object s (a slot of the
+// current message), or scans it when it was not captured.
+func (d *base) rowSlots(s slot, scratch []slot) []slot {
+	off := offsetIn(d.cx.msg, s.v)
+	n := len(d.phys)
+	for k := d.lastCaptured; k < len(d.captured); k++ {
+		if d.captured[k].off == off {
+			d.lastCaptured = k + 1
+			return d.pool[d.captured[k].start : d.captured[k].start+n]
+		}
+	}
+	for k := 0; k < d.lastCaptured && k < len(d.captured); k++ {
+		if d.captured[k].off == off {
+			return d.pool[d.captured[k].start : d.captured[k].start+n]
+		}
+	}
+	d.row.scan(s.v, scratch)
+	return scratch
+}

@@ -1,0 +1,215 @@
+package decode
+
+import (
+	"fmt"
+
+	"github.com/buger/jsonparser"
+)
+
+// scanner validates a message with Jackson's rules (see validate) and, in
+// the same pass, captures what the decoders need: envelope fields, and the
+// fields of row objects matched to schema columns. Values are left as raw
+// slices (strings without their quotes, still escaped), typed with
+// jsonparser's ValueType so the converters can take them as they are.
+// Nested values are only validated here; their converters walk them later.
+type scanner struct {
+	msg   []byte
+	depth int
+	// mark, when set, is called for every object key met at any depth
+	// (canal/maxwell "old": Jackson's findValue searches all of it).
+	mark func(key []byte)
+}
+
+const maxDepth = 1000 // Jackson 2.15's default nesting limit
+
+func (s *scanner) errAt(i int, msg string) error {
+	return &msgError{off: i, err: errorf(ErrMalformed, msg)}
+}
+
+func (s *scanner) unexpected(i int, want string) error {
+	if i >= len(s.msg) {
+		return s.errAt(i, "unexpected end of input, expected "+want)
+	}
+	return s.errAt(i, fmt.Sprintf("unexpected character %s, expected %s", quoteByte(s.msg[i]), want))
+}
+
+// value validates the value at i (after white space) and returns it as a
+// slot and the index after it.
+func (s *scanner) value(i int) (slot, int, error) {
+	b := s.msg
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return slot{}, i, s.errAt(i, "unexpected end of input")
+	}
+	switch c := b[i]; {
+	case c == '"':
+		end, err := scanString(b, i)
+		if err != nil {
+			return slot{}, 0, err
+		}
+		return slot{b[i+1 : end-1], jsonparser.String}, end, nil
+	case c == '{':
+		end, err := s.skipContainer(i, '{', '}')
+		if err != nil {
+			return slot{}, 0, err
+		}
+		return slot{b[i:end], jsonparser.Object}, end, nil
+	case c == '[':
+		end, err := s.skipContainer(i, '[', ']')
+		if err != nil {
+			return slot{}, 0, err
+		}
+		return slot{b[i:end], jsonparser.Array}, end, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		end, err := scanNumber(b, i)
+		if err != nil {
+			return slot{}, 0, err
+		}
+		return slot{b[i:end], jsonparser.Number}, end, nil
+	case c == 't', c == 'f', c == 'n':
+		lit, t := "null", jsonparser.Null
+		switch c {
+		case 't':
+			lit, t = "true", jsonparser.Boolean
+		case 'f':
+			lit, t = "false", jsonparser.Boolean
+		}
+		end, err := scanLiteral(b, i, lit)
+		if err != nil {
+			return slot{}, 0, err
+		}
+		return slot{b[i:end], t}, end, nil
+	}
+	return slot{}, 0, s.errAt(i, fmt.Sprintf("unexpected character %s", quoteByte(b[i])))
+}
+
+// skipContainer validates an object or array starting at b[i] == open.
+func (s *scanner) skipContainer(i int, open, close byte) (int, error) {
+	if s.depth >= maxDepth {
+		return 0, s.errAt(i, "nesting deeper than 1000")
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	b := s.msg
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == close {
+		return i + 1, nil
+	}
+	for {
+		if open == '{' {
+			ks, ke, next, err := s.key(i)
+			if err != nil {
+				return 0, err
+			}
+			if s.mark != nil {
+				s.mark(b[ks:ke])
+			}
+			i = next
+		}
+		_, next, err := s.value(i)
+		if err != nil {
+			return 0, err
+		}
+		i = skipWS(b, next)
+		if i < len(b) && b[i] == ',' {
+			i = skipWS(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == close {
+			return i + 1, nil
+		}
+		if open == '{' {
+			return 0, s.unexpected(i, "',' or '}'")
+		}
+		return 0, s.unexpected(i, "',' or ']'")
+	}
+}
+
+// key reads `"name" :` at i; it returns the raw name bounds (escaped) and
+// the index after the colon.
+func (s *scanner) key(i int) (ks, ke, next int, err error) {
+	b := s.msg
+	if i >= len(b) || b[i] != '"' {
+		return 0, 0, 0, s.unexpected(i, "a double-quoted field name")
+	}
+	end, err := scanString(b, i)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	j := skipWS(b, end)
+	if j >= len(b) || b[j] != ':' {
+		return 0, 0, 0, s.errAt(j, "expected ':' after a field name")
+	}
+	return i + 1, end - 1, j + 1, nil
+}
+
+// object walks the members of the object at b[i] == '{', calling member
+// with each key (unescaped when needed) and the index of its value; member
+// returns the index after the value.
+func (s *scanner) object(i int, member func(key []byte, vi int) (int, error)) (int, error) {
+	if s.depth >= maxDepth {
+		return 0, s.errAt(i, "nesting deeper than 1000")
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	b := s.msg
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	var keyBuf [64]byte
+	for {
+		ks, ke, next, err := s.key(i)
+		if err != nil {
+			return 0, err
+		}
+		k := b[ks:ke]
+		if hasEscape(k) {
+			k = unescape(keyBuf[:0], k)
+		}
+		if s.mark != nil {
+			s.mark(k)
+		}
+		if i, err = member(k, next); err != nil {
+			return 0, err
+		}
+		i = skipWS(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipWS(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return i + 1, nil
+		}
+		return 0, s.unexpected(i, "',' or '}'")
+	}
+}
+
+// array walks the elements of the array at b[i] == '['.
+func (s *scanner) array(i int, elem func(vi int) (int, error)) (int, error) {
+	if s.depth >= maxDepth {
+		return 0, s.errAt(i, "nesting deeper than 1000")
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	b := s.msg
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = elem(i); err != nil {
+			return 0, err
+		}
+		i = skipWS(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipWS(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			return i + 1, nil
+		}
+		return 0, s.unexpected(i, "',' or ']'")
+	}
+}
