@@ -50,7 +50,7 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 			return 0, err
 		}
 		for i, r := range rows {
-			if err := c.emitObject(kind, fmt.Sprintf("data[%d]", i), r); err != nil {
+			if err := c.emitObject(kind, "data", i, r); err != nil {
 				return 0, err
 			}
 		}
@@ -81,7 +81,7 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 			if err := c.emitMergedBefore(before, after); err != nil {
 				return 0, withPath(err, fmt.Sprintf("old[%d]", i))
 			}
-			if err := c.emitObject(arrowconv.UpdateAfter, fmt.Sprintf("data[%d]", i), after); err != nil {
+			if err := c.emitObject(arrowconv.UpdateAfter, "data", i, after); err != nil {
 				return 0, err
 			}
 		}

@@ -84,7 +84,7 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 			c = sc.msg[vi]
 		}
 		if idx == d.markField {
-			sc.mark = d.markKey
+			sc.mark = d.markFn
 		}
 		switch {
 		case d.opts.SchemaInclude && idx == d.payloadField && c == '{':
@@ -128,22 +128,19 @@ func (d *base) captureRow(i int) (int, error) {
 	next := 0 // predicted column: CDC tools write keys in a fixed order
 	sc := &d.sc
 	return sc.object(i, func(k []byte, vi int) (int, error) {
-		v, end, err := sc.value(vi)
-		if err != nil {
-			return 0, err
-		}
-		col := -1
+		col := -1 // look the key up before the value overwrites it
 		if next < len(d.phys) && d.phys[next].Name == string(k) {
 			col = next
 		} else if c, ok := d.row.names[string(k)]; ok {
 			col = c
 		}
+		v, end, err := sc.value(vi)
+		if err != nil {
+			return 0, err
+		}
 		if col >= 0 {
 			d.pool[start+col] = v // a repeated key keeps its last value
 			next = col + 1
-			if d.sc.mark != nil {
-				d.present[col] = true
-			}
 		}
 		return end, nil
 	})

@@ -149,7 +149,11 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 			if t == jsonparser.Boolean {
 				return cx.fail(v, name, "")
 			}
-			f, ok := parseJavaFloat(cx.textOf(v, t), 32)
+			text := v // an exact decimal's text has the literal's value
+			if t != jsonparser.Number || !isFloatLiteral(v) {
+				text = cx.textOf(v, t)
+			}
+			f, ok := parseJavaFloat(text, 32)
 			if !ok {
 				return cx.fail(v, name, "")
 			}
@@ -162,7 +166,11 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 			if t == jsonparser.Boolean {
 				return cx.fail(v, name, "")
 			}
-			f, ok := parseJavaFloat(cx.textOf(v, t), 64)
+			text := v // a double or exact decimal: the literal has its value
+			if t != jsonparser.Number || !isFloatLiteral(v) {
+				text = cx.textOf(v, t)
+			}
+			f, ok := parseJavaFloat(text, 64)
 			if !ok {
 				return cx.fail(v, name, "")
 			}

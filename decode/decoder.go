@@ -245,6 +245,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 		d.envIdx[n] = i
 	}
 	d.rowFieldsOf()
+	d.markFn = d.markKey // a method value allocates; make it once
 	for i := range d.metas {
 		if err := d.bindMeta(&d.metas[i]); err != nil {
 			return nil, err
@@ -281,6 +282,7 @@ type base struct {
 	pool         []slot        // captured row slots of the current message
 	captured     []capturedRow // captured row objects, in scan order
 	lastCaptured int
+	markFn       func([]byte)
 
 	mark     int // builder rows at the start of the message
 	rows     int // rows emitted by the current message
@@ -388,23 +390,33 @@ func (d *base) fillMeta() error {
 func (d *base) endRow() { d.rows++ }
 
 // emitObject emits one row from a JSON object value (a data/before/after
-// row). A null or missing row fails, as Flink's NullPointerException does.
-func (d *base) emitObject(k arrowconv.RowKind, field string, s slot) error {
+// row; idx >= 0 for an element of an array field). A null or missing row
+// fails, as Flink's NullPointerException does.
+func (d *base) emitObject(k arrowconv.RowKind, field string, idx int, s slot) error {
 	if s.t != jsonparser.Object {
+		path := fieldPath(field, idx)
 		if !d.cx.lenient && s.t != jsonparser.NotExist && s.t != jsonparser.Null {
-			return withPath(d.cx.fail(s.v, "ROW", "not an object"), field)
+			return withPath(d.cx.fail(s.v, "ROW", "not an object"), path)
 		}
-		return withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is null or not an object", field)), field)
+		return withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is null or not an object", path)), path)
 	}
 	slots := d.rowSlots(s, d.dataSlots)
 	if err := d.beginRow(k); err != nil {
 		return err
 	}
 	if err := d.row.convert(slots); err != nil {
-		return withPath(err, field)
+		return withPath(err, fieldPath(field, idx))
 	}
 	d.endRow()
 	return nil
+}
+
+// fieldPath is field or field[idx]; built only for errors.
+func fieldPath(field string, idx int) string {
+	if idx < 0 {
+		return field
+	}
+	return fmt.Sprintf("%s[%d]", field, idx)
 }
 
 // validateRow converts a row value and throws the result away: with

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"fmt"
+	"sync"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -289,6 +290,8 @@ func isFloatLiteral(n []byte) bool {
 	return false
 }
 
+var decPool = sync.Pool{New: func() any { return new(decimalText) }}
+
 // appendNumberText appends the text Jackson's node gives for a number
 // literal: integers as their value ("-0" is 0), fractions as Double.toString
 // of the parsed double, or, when the schema has a DECIMAL, as the exact
@@ -301,7 +304,8 @@ func appendNumberText(dst, n []byte, exact bool) []byte {
 		return append(dst, n...)
 	}
 	if exact {
-		var d decimalText
+		d := decPool.Get().(*decimalText)
+		defer decPool.Put(d)
 		if !d.parse(n) {
 			return append(dst, n...)
 		}

@@ -32,7 +32,7 @@ func (m *maxwell) decode(root []byte) (Outcome, error) {
 		if op[0] == 'd' {
 			kind = arrowconv.Delete
 		}
-		return Emitted, m.emitObject(kind, "data", data)
+		return Emitted, m.emitObject(kind, "data", -1, data)
 	case "update":
 		if old.t != jsonparser.Object {
 			return 0, (&canal{base: m.base}).notRow("old", old)
@@ -43,7 +43,7 @@ func (m *maxwell) decode(root []byte) (Outcome, error) {
 		if err := m.emitMergedBefore(old, data); err != nil {
 			return 0, withPath(err, "old")
 		}
-		return Emitted, m.emitObject(arrowconv.UpdateAfter, "data", data)
+		return Emitted, m.emitObject(arrowconv.UpdateAfter, "data", -1, data)
 	}
 	if err := m.validateRow("data", data); err != nil {
 		return 0, err

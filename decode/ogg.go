@@ -40,7 +40,7 @@ func beforeAfter(d *base, op, opField string, opSlot slot, ins1, ins2, upd, del,
 		if err := d.validateRow("before", before); err != nil {
 			return 0, err
 		}
-		return Emitted, d.emitObject(arrowconv.Insert, "after", after)
+		return Emitted, d.emitObject(arrowconv.Insert, "after", -1, after)
 	case op == upd:
 		if err := needBefore(d, before, "UPDATE", who); err != nil {
 			return 0, err
@@ -48,10 +48,10 @@ func beforeAfter(d *base, op, opField string, opSlot slot, ins1, ins2, upd, del,
 		if after.t != jsonparser.Object {
 			return 0, (&canal{base: d}).notRow("after", after)
 		}
-		if err := d.emitObject(arrowconv.UpdateBefore, "before", before); err != nil {
+		if err := d.emitObject(arrowconv.UpdateBefore, "before", -1, before); err != nil {
 			return 0, err
 		}
-		return Emitted, d.emitObject(arrowconv.UpdateAfter, "after", after)
+		return Emitted, d.emitObject(arrowconv.UpdateAfter, "after", -1, after)
 	case op == del:
 		if err := needBefore(d, before, "DELETE", who); err != nil {
 			return 0, err
@@ -59,7 +59,7 @@ func beforeAfter(d *base, op, opField string, opSlot slot, ins1, ins2, upd, del,
 		if err := d.validateRow("after", after); err != nil {
 			return 0, err
 		}
-		return Emitted, d.emitObject(arrowconv.Delete, "before", before)
+		return Emitted, d.emitObject(arrowconv.Delete, "before", -1, before)
 	}
 	if err := d.validateRow("before", before); err != nil {
 		return 0, err

@@ -15,7 +15,7 @@ func newPlainJSON(b *base) opDecoder { return &plainJSON{b} }
 func (p *plainJSON) envelope() []string { return nil }
 
 func (p *plainJSON) decode(root []byte) (Outcome, error) {
-	return Emitted, p.emitObject(arrowconv.Insert, "", slot{root, jsonparser.Object})
+	return Emitted, p.emitObject(arrowconv.Insert, "", -1, slot{root, jsonparser.Object})
 }
 
 // plainEnc writes Flink's json format: the row object only, whatever its

@@ -18,6 +18,9 @@ type scanner struct {
 	// mark, when set, is called for every object key met at any depth
 	// (canal/maxwell "old": Jackson's findValue searches all of it).
 	mark func(key []byte)
+	// keyBuf holds an unescaped key; it is overwritten by the next key, so
+	// member functions must use the key before scanning the value.
+	keyBuf []byte
 }
 
 const maxDepth = 1000 // Jackson 2.15's default nesting limit
@@ -144,8 +147,9 @@ func (s *scanner) key(i int) (ks, ke, next int, err error) {
 }
 
 // object walks the members of the object at b[i] == '{', calling member
-// with each key (unescaped when needed) and the index of its value; member
-// returns the index after the value.
+// with each key (unescaped when needed; valid only until member scans the
+// value) and the index of its value; member returns the index after the
+// value.
 func (s *scanner) object(i int, member func(key []byte, vi int) (int, error)) (int, error) {
 	if s.depth >= maxDepth {
 		return 0, s.errAt(i, "nesting deeper than 1000")
@@ -157,7 +161,6 @@ func (s *scanner) object(i int, member func(key []byte, vi int) (int, error)) (i
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
 	}
-	var keyBuf [64]byte
 	for {
 		ks, ke, next, err := s.key(i)
 		if err != nil {
@@ -165,7 +168,8 @@ func (s *scanner) object(i int, member func(key []byte, vi int) (int, error)) (i
 		}
 		k := b[ks:ke]
 		if hasEscape(k) {
-			k = unescape(keyBuf[:0], k)
+			s.keyBuf = unescape(s.keyBuf[:0], k)
+			k = s.keyBuf
 		}
 		if s.mark != nil {
 			s.mark(k)
