@@ -2,8 +2,8 @@ package decode
 
 import (
 	"fmt"
-	"sync"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
