@@ -13,10 +13,7 @@ import (
 // canal decodes canal-json (spec §4): "data" and "old" are arrays of rows;
 // INSERT, UPDATE and DELETE emit one row (UPDATE a -U/+U pair) per element,
 // CREATE is skipped, every other type is an error.
-type canal struct {
-	*base
-	data, old []slot // scratch: the elements of "data" and "old"
-}
+type canal struct{ *base }
 
 func newCanal(b *base) opDecoder { return &canal{base: b} }
 
@@ -45,7 +42,7 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 		if op[0] == 'D' {
 			kind = arrowconv.Delete
 		}
-		rows, err := c.elements("data", &c.data)
+		rows, err := c.elements("data")
 		if err != nil {
 			return 0, err
 		}
@@ -56,14 +53,14 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 		}
 		return Emitted, nil
 	case "UPDATE":
-		rows, err := c.elements("data", &c.data)
+		rows, err := c.elements("data")
 		if err != nil {
 			return 0, err
 		}
 		if len(rows) == 0 {
 			return Emitted, c.validateRows("old", c.envSlot("old"))
 		}
-		olds, err := c.elements("old", &c.old)
+		olds, err := c.elements("old")
 		if err != nil {
 			return 0, err
 		}
@@ -128,19 +125,16 @@ func (c *canal) filter(field string, re *regexp.Regexp) (bool, error) {
 	return re.Match(c.cx.textOf(s.v, s.t)), nil
 }
 
-// elements splits an array-of-rows field. A missing or null field, or one
-// that is not an array, fails the message.
-func (c *canal) elements(field string, dst *[]slot) ([]slot, error) {
-	s := c.envSlot(field)
+// elements returns the elements of an array-of-rows field, as captured
+// during the scan. A missing or null field, or one that is not an array,
+// fails the message.
+func (c *canal) elements(field string) ([]slot, error) {
+	idx := c.envIdx[field]
+	s := c.env[idx]
 	if s.t != jsonparser.Array {
 		return nil, c.notRow(field, s)
 	}
-	out := (*dst)[:0]
-	jsonparser.ArrayEach(s.v, func(v []byte, t jsonparser.ValueType, _ int, _ error) {
-		out = append(out, slot{v, t})
-	})
-	*dst = out
-	return out, nil
+	return c.base.elems[idx], nil
 }
 
 // notRow is the error for a row or array-of-rows field that is missing,

@@ -27,6 +27,7 @@ const (
 // rowFieldsOf is the format's row fields (by envelope index).
 func (d *base) rowFieldsOf() {
 	d.rowKinds = make([]rowField, len(d.envNames))
+	d.elems = make([][]slot, len(d.envNames))
 	d.markField = -1
 	for i, n := range d.envNames {
 		switch d.format.Name + "." + n {
@@ -98,13 +99,20 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 				d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
 			}
 		case d.rowKinds[idx] == rowArray && c == '[':
+			elems := d.elems[idx][:0]
 			next, err = sc.array(vi, func(ei int) (int, error) {
 				if ei < len(sc.msg) && sc.msg[ei] == '{' {
-					return d.captureRow(ei)
+					n, err := d.captureRow(ei)
+					if err == nil {
+						elems = append(elems, slot{sc.msg[ei:n], jsonparser.Object})
+					}
+					return n, err
 				}
-				_, n, err := sc.value(ei)
+				v, n, err := sc.value(ei)
+				elems = append(elems, v)
 				return n, err
 			})
+			d.elems[idx] = elems
 			if err == nil {
 				d.env[idx] = slot{sc.msg[start:next], jsonparser.Array}
 			}

@@ -283,6 +283,7 @@ type base struct {
 	captured     []capturedRow // captured row objects, in scan order
 	lastCaptured int
 	markFn       func([]byte)
+	elems        [][]slot // per row-array field: its elements, in order
 
 	mark     int // builder rows at the start of the message
 	rows     int // rows emitted by the current message

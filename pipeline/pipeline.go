@@ -58,6 +58,9 @@ type Config struct {
 	BatchRows int
 	// MaxLine is the longest message accepted (default reader.DefaultMaxLine).
 	MaxLine int
+	// ChunkSize is the size of the blocks files are cut into for parallel
+	// decoding (default reader.DefaultChunkSize).
+	ChunkSize int
 	// Parquet holds Parquet writer settings.
 	Parquet writer.ParquetOptions
 	// Target is the format re-encoded to when To names a format; its
@@ -120,6 +123,12 @@ func (c *Config) defaults() {
 }
 
 // Run converts every file under paths.
+//
+// Files are cut into chunks of whole lines (reader.Chunks); a pool of
+// Workers goroutines decodes chunks from all files into record batches; for
+// each file one goroutine puts the batches back in input order and writes
+// them, so writing overlaps decoding. A bounded number of chunks is in
+// flight, which keeps memory flat whatever the input size.
 func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
 	cfg.defaults()
 	files, err := reader.Walk(paths)
@@ -134,19 +143,16 @@ func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
 			return Stats{}, fmt.Errorf("pipeline: %w", err)
 		}
 	}
-	var total Stats
-	var mu sync.Mutex
+	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
 	// The drainer stops on its own context: errgroup cancels ctx as soon as
 	// Wait returns, when batches may still be queued for it.
 	dctx, dcancel := context.WithCancel(ctx)
 	defer dcancel()
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(cfg.Workers)
 
 	// With one shared stream, batches of file i are written before those of
 	// file i+1: each file gets a channel and one goroutine drains them in
-	// order. Files are started in order, so the file being drained always
-	// has a worker and the bounded channels give backpressure.
+	// order.
 	var streams []chan arrow.RecordBatch
 	var sink writer.Writer
 	var sinkDone chan error
@@ -162,58 +168,33 @@ func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
 		sinkDone = make(chan error, 1)
 		go func() { sinkDone <- drain(dctx, sink, streams) }()
 	}
-	started := 0
-	for i, f := range files {
-		if ctx.Err() != nil {
-			break
-		}
-		started++
-		g.Go(func() error {
-			var out func(arrow.RecordBatch) error
-			var w writer.Writer
+	for w := 0; w < cfg.Workers; w++ {
+		g.Go(func() error { return r.worker(ctx) })
+	}
+	g.Go(func() error {
+		defer close(r.jobs)
+		for i, f := range files {
+			fr := &fileRun{file: f, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1)}
 			if streams != nil {
-				ch := streams[i]
-				defer close(ch)
-				out = func(rec arrow.RecordBatch) error {
-					select {
-					case ch <- rec:
-						return nil
-					case <-ctx.Done():
-						rec.Release()
-						return ctx.Err()
-					}
-				}
-			} else {
-				var err error
-				w, err = newFileWriter(&cfg, f)
+				fr.stream = streams[i]
+			}
+			// Writers are made before any chunk is read, so an unwritable
+			// output stops the run before work is done.
+			if streams == nil {
+				w, err := newFileWriter(&cfg, f)
 				if err != nil {
 					return err
 				}
-				out = func(rec arrow.RecordBatch) error {
-					defer rec.Release()
-					return w.Write(ctx, rec)
-				}
+				fr.w = w
 			}
-			st, err := convertFile(ctx, &cfg, f, out)
-			if w != nil {
-				if err != nil {
-					w.Abort()
-				} else if cerr := w.Close(); cerr != nil {
-					err = cerr
-				}
+			g.Go(func() error { return r.assemble(ctx, fr) })
+			if err := r.feed(ctx, fr); err != nil {
+				return err
 			}
-			mu.Lock()
-			total.add(st)
-			mu.Unlock()
-			return err
-		})
-	}
-	// A file never started leaves its channel open; the drainer then stops
-	// on the cancelled context instead.
+		}
+		return nil
+	})
 	err = g.Wait()
-	if err == nil && started < len(files) {
-		err = context.Cause(ctx)
-	}
 	if err != nil {
 		dcancel()
 	}
@@ -230,7 +211,228 @@ func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
 			sink.Abort()
 		}
 	}
-	return total, err
+	return r.total, err
+}
+
+// run is the shared state of one Run.
+type run struct {
+	cfg    *Config
+	jobs   chan chunkJob
+	tokens chan struct{} // one per chunk in flight
+	mu     sync.Mutex
+	total  Stats
+}
+
+// fileRun is one input file on its way through the pool.
+type fileRun struct {
+	file    reader.File
+	info    decode.FileInfo
+	results chan chunkResult // unordered; never blocks (one slot per token)
+	fed     chan int         // the number of chunks, once all are fed
+	w       writer.Writer    // file output, or nil
+	stream  chan arrow.RecordBatch
+	recycle func([]byte)
+}
+
+type chunkJob struct {
+	f   *fileRun
+	seq int
+	ch  reader.Chunk
+}
+
+type chunkResult struct {
+	seq  int
+	recs []arrow.RecordBatch
+	st   Stats
+	err  error
+}
+
+// feed cuts a file into chunks and queues them for the workers.
+func (r *run) feed(ctx context.Context, fr *fileRun) error {
+	chunks, err := reader.OpenChunks(fr.file.Path, fr.file.Path, r.cfg.ChunkSize, r.cfg.MaxLine)
+	if err != nil {
+		fr.fed <- -1
+		return err
+	}
+	defer chunks.Close()
+	abs, _ := filepath.Abs(fr.file.Path)
+	fr.info = decode.FileInfo{Path: abs, Name: filepath.Base(fr.file.Path), Size: fr.file.Size, ModTime: fr.file.ModTime}
+	fr.recycle = chunks.Recycle
+	seq := 0
+	for {
+		select {
+		case r.tokens <- struct{}{}:
+		case <-ctx.Done():
+			fr.fed <- -1
+			return ctx.Err()
+		}
+		ch, ok := chunks.Next()
+		if !ok {
+			<-r.tokens
+			break
+		}
+		select {
+		case r.jobs <- chunkJob{fr, seq, ch}:
+		case <-ctx.Done():
+			fr.fed <- -1
+			return ctx.Err()
+		}
+		seq++
+	}
+	if err := chunks.Err(); err != nil {
+		fr.fed <- -1
+		return err
+	}
+	fr.fed <- seq
+	return nil
+}
+
+// worker decodes chunks with its own decoder until the jobs run out.
+func (r *run) worker(ctx context.Context) error {
+	cfg := r.cfg
+	b := arrowconv.NewBuilder(cfg.Mem, cfg.Schema)
+	defer b.Release()
+	dec, err := decode.New(cfg.Format, cfg.Schema, cfg.Options, b)
+	if err != nil {
+		return err
+	}
+	for job := range r.jobs {
+		res := chunkResult{seq: job.seq}
+		if err := ctx.Err(); err != nil {
+			// Cancelled: keep taking jobs so the feeder is never stuck,
+			// but do no work.
+			res.err = err
+			job.f.results <- res
+			continue
+		}
+		dec.SetFile(job.f.info)
+		flush := func() {
+			if rec := b.Flush(); rec != nil {
+				for _, k := range writer.RowKinds(rec) {
+					res.st.Rows[k]++
+				}
+				res.recs = append(res.recs, rec)
+			}
+		}
+		job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
+			res.st.Lines++
+			res.st.Bytes += int64(len(msg)) + 1
+			out, err := dec.Decode(msg)
+			if err != nil {
+				res.err = decode.Locate(err, pos.File, pos.Line, pos.Offset)
+				// The file fails: this chunk's rows are not written.
+				if rec := b.Flush(); rec != nil {
+					rec.Release()
+				}
+				return false
+			}
+			switch out.Outcome {
+			case decode.Emitted:
+				res.st.Messages++
+			case decode.Blank:
+				res.st.Blank++
+			case decode.SkippedDDL:
+				res.st.DDL++
+			case decode.Filtered:
+				res.st.Filtered++
+			case decode.Dropped:
+				res.st.Dropped++
+			}
+			if b.Len() >= cfg.BatchRows {
+				flush()
+			}
+			return true
+		})
+		flush()
+		job.f.recycle(job.ch.Data)
+		job.f.results <- res // buffered: one slot per token, never blocks
+	}
+	return nil
+}
+
+// assemble puts a file's chunk results back in order and writes them.
+func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
+	var st Stats
+	st.Files = 1
+	defer func() {
+		if fr.stream != nil {
+			close(fr.stream)
+		}
+		if fr.w != nil {
+			if err != nil {
+				fr.w.Abort()
+			} else if cerr := fr.w.Close(); cerr != nil {
+				err = cerr
+			}
+		}
+		r.mu.Lock()
+		r.total.add(st)
+		r.mu.Unlock()
+	}()
+	pending := map[int]chunkResult{}
+	next, total := 0, -1
+	release := func(res chunkResult) {
+		for _, rec := range res.recs {
+			rec.Release()
+		}
+	}
+	defer func() {
+		for _, res := range pending {
+			release(res)
+		}
+	}()
+	for total < 0 || next < total {
+		select {
+		case res := <-fr.results:
+			pending[res.seq] = res
+		case n := <-fr.fed:
+			if n < 0 {
+				return nil // the feeder failed and reports why
+			}
+			total = n
+			continue
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		for {
+			res, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			<-r.tokens
+			st.add(res.st)
+			st.Files = 1
+			if res.err != nil {
+				release(res)
+				return res.err
+			}
+			for i, rec := range res.recs {
+				if err := r.write(ctx, fr, rec); err != nil {
+					release(chunkResult{recs: res.recs[i+1:]})
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// write hands one batch to the file's writer or the shared stream; the
+// batch is released (or passed on) either way.
+func (r *run) write(ctx context.Context, fr *fileRun, rec arrow.RecordBatch) error {
+	if fr.stream != nil {
+		select {
+		case fr.stream <- rec:
+			return nil
+		case <-ctx.Done():
+			rec.Release()
+			return ctx.Err()
+		}
+	}
+	defer rec.Release()
+	return fr.w.Write(ctx, rec)
 }
 
 // drain writes the streams in order, releasing each batch.
@@ -268,69 +470,6 @@ func drain(ctx context.Context, w writer.Writer, streams []chan arrow.RecordBatc
 	next:
 	}
 	return first
-}
-
-// convertFile decodes one file, passing full batches to out.
-func convertFile(ctx context.Context, cfg *Config, f reader.File, out func(arrow.RecordBatch) error) (Stats, error) {
-	st := Stats{Files: 1}
-	lines, err := reader.Open(f.Path, f.Path, cfg.MaxLine)
-	if err != nil {
-		return st, err
-	}
-	defer lines.Close()
-	b := arrowconv.NewBuilder(cfg.Mem, cfg.Schema)
-	defer b.Release()
-	dec, err := decode.New(cfg.Format, cfg.Schema, cfg.Options, b)
-	if err != nil {
-		return st, err
-	}
-	abs, _ := filepath.Abs(f.Path)
-	dec.SetFile(decode.FileInfo{Path: abs, Name: filepath.Base(f.Path), Size: f.Size, ModTime: f.ModTime})
-	flush := func() error {
-		rec := b.Flush()
-		if rec == nil {
-			return nil
-		}
-		kinds := writer.RowKinds(rec)
-		for _, k := range kinds {
-			st.Rows[k]++
-		}
-		return out(rec)
-	}
-	for lines.Next() {
-		msg := lines.Bytes()
-		st.Lines++
-		st.Bytes += int64(len(msg)) + 1
-		res, err := dec.Decode(msg)
-		if err != nil {
-			p := lines.Pos()
-			return st, decode.Locate(err, p.File, p.Line, p.Offset)
-		}
-		switch res.Outcome {
-		case decode.Emitted:
-			st.Messages++
-		case decode.Blank:
-			st.Blank++
-		case decode.SkippedDDL:
-			st.DDL++
-		case decode.Filtered:
-			st.Filtered++
-		case decode.Dropped:
-			st.Dropped++
-		}
-		if b.Len() >= cfg.BatchRows {
-			if err := flush(); err != nil {
-				return st, err
-			}
-			if err := ctx.Err(); err != nil {
-				return st, err
-			}
-		}
-	}
-	if err := lines.Err(); err != nil {
-		return st, err
-	}
-	return st, flush()
 }
 
 // funcWriter adapts Config.Batches to a writer.

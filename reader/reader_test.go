@@ -129,3 +129,65 @@ func TestWalk(t *testing.T) {
 		t.Error("missing path: no error")
 	}
 }
+
+// TestChunksMatchLines: cutting a file into chunks gives the same lines and
+// positions as reading it line by line, whatever the chunk size.
+func TestChunksMatchLines(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 500; i++ {
+		b.WriteString(strings.Repeat("x", i%37))
+		if i%7 == 0 {
+			b.WriteString("\r")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("last line without newline")
+	data := b.String()
+	want, wantPos, _ := readAll(t, []byte(data), 0)
+	path := filepath.Join(t.TempDir(), "in")
+	os.WriteFile(path, []byte(data), 0o644)
+	for _, size := range []int{1, 7, 64, 1000, 1 << 20} {
+		c, err := OpenChunks(path, "f", size, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		var pos []Pos
+		for {
+			ch, ok := c.Next()
+			if !ok {
+				break
+			}
+			ch.Lines(func(l []byte, p Pos) bool {
+				got = append(got, string(l))
+				pos = append(pos, p)
+				return true
+			})
+			c.Recycle(ch.Data)
+		}
+		if err := c.Err(); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(pos) != len(wantPos) {
+			t.Fatalf("size %d: %d lines, want %d", size, len(got), len(want))
+		}
+		for i := range pos {
+			if pos[i] != wantPos[i] {
+				t.Fatalf("size %d: pos[%d] = %+v, want %+v", size, i, pos[i], wantPos[i])
+			}
+		}
+	}
+	// Too long a line is an error with its line number.
+	c, _ := OpenChunks(path, "f", 8, 30)
+	for {
+		if _, ok := c.Next(); !ok {
+			break
+		}
+	}
+	var le *LineError
+	if !errors.As(c.Err(), &le) || !errors.Is(c.Err(), ErrLineTooLong) || le.Pos.Line != 32 {
+		t.Errorf("err = %v, want ErrLineTooLong on line 32", c.Err())
+	}
+	c.Close()
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 
@@ -32,6 +33,7 @@ type convertOpts struct {
 	options                                   multiFlag
 	workers, batchRows, maxLine, rowGroupRows int
 	quiet, mergeUpdates, envelope             bool
+	cpuProfile                                string
 	compressionSet                            bool
 }
 
@@ -51,6 +53,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.IntVar(&o.rowGroupRows, "row-group-rows", 128<<10, "rows per Parquet row group")
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "longest message accepted, in bytes")
 	fs.BoolVar(&o.quiet, "quiet", false, "no summary on stderr")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (go tool pprof)")
 	return fs
 }
 
@@ -181,6 +184,17 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	cfg.Stdout = stdout
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return usageError{err}
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	st, err := pipeline.Run(ctx, cfg, paths)
 	if !o.quiet {
 		fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped; rows +I %d, -U %d, +U %d, -D %d\n",

@@ -1,0 +1,178 @@
+package reader
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+)
+
+// DefaultChunkSize is the size of the blocks a file is cut into for
+// parallel decoding.
+const DefaultChunkSize = 4 << 20
+
+// Chunk is a block of whole lines of one file.
+type Chunk struct {
+	File      string
+	Data      []byte // ends at a '\n', except the file's last chunk
+	FirstLine int    // 1-based line number of the first line in Data
+	Offset    int64  // byte offset of Data in the (decompressed) file
+}
+
+// Lines calls yield for each line of the chunk (terminator and one trailing
+// '\r' removed) with its position; it stops when yield returns false.
+// A final empty piece after the last '\n' is not a line.
+func (c Chunk) Lines(yield func(line []byte, pos Pos) bool) {
+	data := c.Data
+	line := c.FirstLine
+	off := c.Offset
+	for len(data) > 0 {
+		n := bytes.IndexByte(data, '\n')
+		var l []byte
+		adv := n + 1
+		if n < 0 {
+			l, adv = data, len(data)
+		} else {
+			l = data[:n]
+		}
+		if k := len(l); k > 0 && l[k-1] == '\r' {
+			l = l[:k-1]
+		}
+		if !yield(l, Pos{File: c.File, Line: line, Offset: off}) {
+			return
+		}
+		data = data[adv:]
+		line++
+		off += int64(adv)
+	}
+}
+
+// Chunks cuts one file into blocks of whole lines. It is not safe for
+// concurrent use; the chunks it returns belong to the caller.
+type Chunks struct {
+	lines   *Lines // for opening and decompression
+	r       io.Reader
+	size    int
+	maxLine int
+	carry   []byte // the start of a line cut by the previous block
+	line    int
+	off     int64
+	err     error
+	done    bool
+	// Free, when set, supplies buffers to reuse (they are returned by the
+	// caller through Recycle).
+	free chan []byte
+}
+
+// OpenChunks opens path (decompressing gzip/zstd) for chunked reading.
+// name is used in positions; size <= 0 means DefaultChunkSize.
+func OpenChunks(path, name string, size, maxLine int) (*Chunks, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reader: %w", err)
+	}
+	l, err := NewLines(f, name, maxLine)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	l.f = f
+	if size <= 0 {
+		size = DefaultChunkSize
+	}
+	return &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8)}, nil
+}
+
+// Recycle gives a chunk's buffer back for reuse.
+func (c *Chunks) Recycle(b []byte) {
+	select {
+	case c.free <- b[:0]:
+	default:
+	}
+}
+
+// Next returns the next chunk; ok is false at the end of the file or on an
+// error (see Err).
+func (c *Chunks) Next() (Chunk, bool) {
+	if c.done {
+		return Chunk{}, false
+	}
+	var buf []byte
+	select {
+	case buf = <-c.free:
+	default:
+		buf = make([]byte, 0, c.size+c.size/4)
+	}
+	buf = append(buf, c.carry...)
+	c.carry = c.carry[:0]
+	minFree := max(c.size/4, 512)
+	for {
+		if cap(buf)-len(buf) < minFree {
+			nb := make([]byte, len(buf), 2*cap(buf)+c.size+minFree)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := c.r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			c.done = true
+			break
+		}
+		if err != nil {
+			c.done = true
+			c.err = &LineError{Pos: Pos{File: c.lines.name, Line: c.line, Offset: c.off}, Err: err}
+			return Chunk{}, false
+		}
+		if len(buf) >= c.size {
+			if cut := bytes.LastIndexByte(buf, '\n'); cut >= 0 {
+				c.carry = append(c.carry, buf[cut+1:]...)
+				buf = buf[:cut+1]
+				break
+			}
+			if len(buf) > c.maxLine {
+				c.done = true
+				c.err = &LineError{Pos: Pos{File: c.lines.name, Line: c.line, Offset: c.off}, Err: ErrLineTooLong}
+				return Chunk{}, false
+			}
+		}
+	}
+	if len(buf) == 0 {
+		return Chunk{}, false
+	}
+	// A line longer than the maximum fails, as Lines does.
+	if err := c.checkLines(buf); err != nil {
+		c.done = true
+		c.err = err
+		return Chunk{}, false
+	}
+	ch := Chunk{File: c.lines.name, Data: buf, FirstLine: c.line, Offset: c.off}
+	c.line += bytes.Count(buf, []byte{'\n'})
+	c.off += int64(len(buf))
+	return ch, true
+}
+
+func (c *Chunks) checkLines(buf []byte) error {
+	if len(buf) <= c.maxLine {
+		return nil
+	}
+	line, start := c.line, 0
+	for start < len(buf) {
+		n := bytes.IndexByte(buf[start:], '\n')
+		end := len(buf)
+		if n >= 0 {
+			end = start + n
+		}
+		if end-start > c.maxLine {
+			return &LineError{Pos: Pos{File: c.lines.name, Line: line, Offset: c.off + int64(start)}, Err: ErrLineTooLong}
+		}
+		start = end + 1
+		line++
+	}
+	return nil
+}
+
+// Err returns the first error met, or nil at a clean end of file.
+func (c *Chunks) Err() error { return c.err }
+
+// Close releases the file.
+func (c *Chunks) Close() error { return c.lines.Close() }
