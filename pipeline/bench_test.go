@@ -42,3 +42,10 @@ func BenchmarkConvertParquet(b *testing.B) {
 		})
 	}
 }
+
+func writeFileB(b *testing.B, path string, data []byte) {
+	b.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+}

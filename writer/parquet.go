@@ -54,6 +54,9 @@ type Parquet struct {
 	w      *parquet.GenericWriter[any]
 	leaves []*leafBuf
 	emit   []emitFunc // one per top-level column, _rowkind first
+	// cols is, per top-level column, a column-at-a-time writer for flat
+	// columns (nil for nested ones, which go row by row through emit).
+	cols []colFunc
 	rgRows int
 	rows   int
 }
@@ -119,12 +122,25 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	for k := range kindText {
 		kindText[k] = []byte(arrowconv.RowKind(k).String())
 	}
-	p.emit = append(p.emit, func(arr arrow.Array, i, rep, def int) {
-		k := arr.(*array.Dictionary).Indices().(*array.Int8).Value(i)
-		kindLeaf.vals = append(kindLeaf.vals, parquet.ByteArrayValue(kindText[k]).Level(rep, def, kindLeaf.idx))
+	var kindVals [4]parquet.Value
+	for k := range kindVals {
+		kindVals[k] = parquet.ByteArrayValue(kindText[k]).Level(0, 0, kindLeaf.idx)
+	}
+	p.emit = append(p.emit, nil)
+	p.cols = append(p.cols, func(arr arrow.Array, from, to int) {
+		ks := arr.(*array.Dictionary).Indices().(*array.Int8).Int8Values()
+		for _, k := range ks[from:to] {
+			kindLeaf.vals = append(kindLeaf.vals, kindVals[k])
+		}
 	})
 	for _, c := range s.Columns {
+		if cf := columnFor(c.Type, newLeaf); cf != nil {
+			p.emit = append(p.emit, nil)
+			p.cols = append(p.cols, cf)
+			continue
+		}
 		p.emit = append(p.emit, emitterFor(c.Type, true, 0, newLeaf))
+		p.cols = append(p.cols, nil)
 	}
 	return p, nil
 }
@@ -200,6 +216,68 @@ func nodeFor(t arrowconv.Type) parquet.Node {
 		return g
 	}
 	panic(fmt.Sprintf("writer: no Parquet type for %s", t))
+}
+
+// colFunc appends the values of rows [from, to) of a flat top-level column.
+type colFunc func(arr arrow.Array, from, to int)
+
+// columnFor returns a column-at-a-time writer for a flat (non-nested) type,
+// or nil. It resolves the array type once per batch instead of per value.
+func columnFor(t arrowconv.Type, newLeaf func() *leafBuf) colFunc {
+	switch t.Kind {
+	case arrowconv.Array, arrowconv.Map, arrowconv.Multiset, arrowconv.Row:
+		return nil
+	}
+	l := newLeaf()
+	null := parquet.NullValue().Level(0, 0, l.idx)
+	val := leafValue(t, l)
+	switch t.Kind {
+	case arrowconv.Int:
+		return func(arr arrow.Array, from, to int) {
+			a := arr.(*array.Int32)
+			vs := a.Int32Values()
+			for i := from; i < to; i++ {
+				if a.IsNull(i) {
+					l.vals = append(l.vals, null)
+				} else {
+					l.vals = append(l.vals, parquet.Int32Value(vs[i]).Level(0, 1, l.idx))
+				}
+			}
+		}
+	case arrowconv.BigInt:
+		return func(arr arrow.Array, from, to int) {
+			a := arr.(*array.Int64)
+			vs := a.Int64Values()
+			for i := from; i < to; i++ {
+				if a.IsNull(i) {
+					l.vals = append(l.vals, null)
+				} else {
+					l.vals = append(l.vals, parquet.Int64Value(vs[i]).Level(0, 1, l.idx))
+				}
+			}
+		}
+	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
+		return func(arr arrow.Array, from, to int) {
+			a := arr.(*array.String)
+			offs, data := a.ValueOffsets(), a.ValueBytes()
+			for i := from; i < to; i++ {
+				if a.IsNull(i) {
+					l.vals = append(l.vals, null)
+				} else {
+					l.vals = append(l.vals, parquet.ByteArrayValue(data[offs[i]:offs[i+1]]).Level(0, 1, l.idx))
+				}
+			}
+		}
+	}
+	return func(arr arrow.Array, from, to int) {
+		for i := from; i < to; i++ {
+			if arr.IsNull(i) {
+				l.vals = append(l.vals, null)
+			} else {
+				l.vals = append(l.vals, val(arr, i).Level(0, 1, l.idx))
+			}
+		}
+	}
 }
 
 // emitterFor builds the level-computing emitter for a value of type t.
@@ -383,8 +461,13 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	cols := rec.Columns()
 	for start := 0; start < n; {
 		end := min(n, start+p.rgRows-p.rows)
-		for i := start; i < end; i++ {
-			for k, e := range p.emit {
+		for k, cf := range p.cols {
+			if cf != nil {
+				cf(cols[k], start, end)
+				continue
+			}
+			e := p.emit[k]
+			for i := start; i < end; i++ {
 				e(cols[k], i, 0, 0)
 			}
 		}

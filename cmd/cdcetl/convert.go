@@ -48,7 +48,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.BoolVar(&o.envelope, "envelope", false, "re-encoding: put declared metadata columns back into the target envelope (canal also gets mysqlType/sqlType/pkNames)")
 	fs.StringVar(&o.out, "o", "", "output directory (one output file per input file)")
 	fs.StringVar(&o.compression, "compression", "snappy", "compression: snappy, zstd, gzip, none for Parquet; none (default), gzip, zstd for re-encoded files")
-	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "files converted in parallel")
+	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "cores to use: decoding workers, and the Go scheduler's limit")
 	fs.IntVar(&o.batchRows, "batch-rows", 16384, "rows per Arrow record batch")
 	fs.IntVar(&o.rowGroupRows, "row-group-rows", 128<<10, "rows per Parquet row group")
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "longest message accepted, in bytes")
@@ -184,6 +184,12 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	cfg.Stdout = stdout
+	// --workers N means N cores: decoding, writing and GC share them, so a
+	// one-worker run is a one-core run (and comparable with one-thread
+	// tools).
+	if o.workers > 0 && o.workers < runtime.GOMAXPROCS(0) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.workers))
+	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {

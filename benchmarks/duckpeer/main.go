@@ -1,0 +1,138 @@
+// Command duckpeer is the peer cdcetl is measured against in run.sh: the
+// same conversion (typed columns, _rowkind, before and after images of
+// updates, two metadata columns, snappy Parquet) done by DuckDB in SQL.
+//
+//	duckpeer convert FORMAT IN.jsonl OUT.parquet THREADS
+//	duckpeer verify OUT.parquet   # counts and sums per row kind
+//
+// The SQL is written for the generated products table of internal/cdcgen.
+// For canal and maxwell the -U image is COALESCE(old.c, data.c): right for
+// this data (its "old" never holds a JSON null), not for every input.
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"strings"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+)
+
+var cols = []struct{ name, typ string }{
+	{"id", "BIGINT"}, {"name", "VARCHAR"}, {"description", "VARCHAR"}, {"category", "VARCHAR"},
+	{"weight", "DECIMAL(10,2)"}, {"quantity", "INTEGER"}, {"in_stock", "BOOLEAN"}, {"rating", "DOUBLE"},
+	{"created", "TIMESTAMP"}, {"release_date", "DATE"},
+}
+
+func rowType(allText bool) string {
+	var parts []string
+	for _, c := range cols {
+		t := c.typ
+		if allText {
+			t = "VARCHAR"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", c.name, t))
+	}
+	return "STRUCT(" + strings.Join(parts, ", ") + ")"
+}
+
+// image selects the columns of a row struct, cast to their types; with
+// old set, each column prefers the old value (canal/maxwell -U).
+func image(row, old string) string {
+	var parts []string
+	for _, c := range cols {
+		v := row + "." + c.name
+		if old != "" {
+			v = fmt.Sprintf("COALESCE(%s.%s, %s)", old, c.name, v)
+		}
+		parts = append(parts, fmt.Sprintf("CAST(%s AS %s) AS %s", v, c.typ, c.name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func query(format, in string) string {
+	switch format {
+	case "debezium-json":
+		m := fmt.Sprintf(`read_json('%s', format='newline_delimited', columns={before: '%s', after: '%s', op: 'VARCHAR', ts_ms: 'BIGINT', source: 'STRUCT("table" VARCHAR)'})`, in, rowType(false), rowType(false))
+		meta := `source."table" AS "table", epoch_ms(ts_ms) AS ts`
+		return fmt.Sprintf(`WITH m AS (SELECT * FROM %s)
+SELECT '+I' AS _rowkind, %s, %s FROM m WHERE op IN ('c', 'r')
+UNION ALL SELECT '-U', %s, %s FROM m WHERE op = 'u'
+UNION ALL SELECT '+U', %s, %s FROM m WHERE op = 'u'
+UNION ALL SELECT '-D', %s, %s FROM m WHERE op = 'd'`, m, image("after", ""), meta, image("before", ""), meta, image("after", ""), meta, image("before", ""), meta)
+	case "ogg-json":
+		m := fmt.Sprintf(`read_json('%s', format='newline_delimited', columns={before: '%s', after: '%s', op_type: 'VARCHAR', "table": 'VARCHAR', op_ts: 'VARCHAR'})`, in, rowType(false), rowType(false))
+		meta := `"table", CAST(op_ts AS TIMESTAMP) AS ts`
+		return fmt.Sprintf(`WITH m AS (SELECT * FROM %s)
+SELECT '+I' AS _rowkind, %s, %s FROM m WHERE op_type = 'I'
+UNION ALL SELECT '-U', %s, %s FROM m WHERE op_type = 'U'
+UNION ALL SELECT '+U', %s, %s FROM m WHERE op_type = 'U'
+UNION ALL SELECT '-D', %s, %s FROM m WHERE op_type = 'D'`, m, image("after", ""), meta, image("before", ""), meta, image("after", ""), meta, image("before", ""), meta)
+	case "maxwell-json":
+		m := fmt.Sprintf(`read_json('%s', format='newline_delimited', columns={data: '%s', old: '%s', type: 'VARCHAR', "table": 'VARCHAR', ts: 'BIGINT'})`, in, rowType(false), rowType(false))
+		meta := `"table", epoch_ms(ts * 1000) AS ts`
+		return fmt.Sprintf(`WITH m AS (SELECT * FROM %s)
+SELECT '+I' AS _rowkind, %s, %s FROM m WHERE type = 'insert'
+UNION ALL SELECT '-U', %s, %s FROM m WHERE type = 'update'
+UNION ALL SELECT '+U', %s, %s FROM m WHERE type = 'update'
+UNION ALL SELECT '-D', %s, %s FROM m WHERE type = 'delete'`, m, image("data", ""), meta, image("data", "old"), meta, image("data", ""), meta, image("data", ""), meta)
+	case "canal-json":
+		m := fmt.Sprintf(`read_json('%s', format='newline_delimited', columns={data: '%s[]', old: '%s[]', type: 'VARCHAR', "table": 'VARCHAR', ts: 'BIGINT'})`, in, rowType(true), rowType(true))
+		meta := `"table", epoch_ms(ts) AS ts`
+		// One row per element of "data"; old[i] pairs with data[i].
+		r := `SELECT type, "table", ts, old, UNNEST(data) AS d, UNNEST(generate_series(1, len(data))) AS i FROM m`
+		return fmt.Sprintf(`WITH m AS (SELECT * FROM %s), r AS (%s)
+SELECT '+I' AS _rowkind, %s, %s FROM r WHERE type = 'INSERT'
+UNION ALL SELECT '-U', %s, %s FROM r WHERE type = 'UPDATE'
+UNION ALL SELECT '+U', %s, %s FROM r WHERE type = 'UPDATE'
+UNION ALL SELECT '-D', %s, %s FROM r WHERE type = 'DELETE'`, m, r, image("d", ""), meta, image("d", "old[i]"), meta, image("d", ""), meta, image("d", ""), meta)
+	}
+	fmt.Fprintln(os.Stderr, "duckpeer: unknown format", format)
+	os.Exit(2)
+	return ""
+}
+
+func main() {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		fail(err)
+	}
+	defer db.Close()
+	switch {
+	case len(os.Args) == 6 && os.Args[1] == "convert":
+		if _, err := db.Exec("SET threads TO " + os.Args[5]); err != nil {
+			fail(err)
+		}
+		q := fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet, COMPRESSION snappy)", query(os.Args[2], os.Args[3]), os.Args[4])
+		if _, err := db.Exec(q); err != nil {
+			fail(err)
+		}
+	case len(os.Args) == 3 && os.Args[1] == "verify":
+		rows, err := db.Query(fmt.Sprintf(`SELECT _rowkind, count(*), sum(id), sum(quantity), sum(weight)::VARCHAR, sum(CASE WHEN in_stock THEN 1 ELSE 0 END)
+FROM read_parquet('%s') GROUP BY 1 ORDER BY 1`, os.Args[2]))
+		if err != nil {
+			fail(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var kind, wsum string
+			var n, ids, qty, stock int64
+			if err := rows.Scan(&kind, &n, &ids, &qty, &wsum, &stock); err != nil {
+				fail(err)
+			}
+			fmt.Printf("%s rows=%d sum(id)=%d sum(quantity)=%d sum(weight)=%s in_stock=%d\n", kind, n, ids, qty, wsum, stock)
+		}
+		if err := rows.Err(); err != nil {
+			fail(err)
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "usage: duckpeer convert FORMAT IN OUT THREADS | duckpeer verify PARQUET")
+		os.Exit(2)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "duckpeer:", err)
+	os.Exit(1)
+}
