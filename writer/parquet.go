@@ -56,7 +56,7 @@ type Parquet struct {
 	emit   []emitFunc // one per top-level column, _rowkind first
 	// cols is, per top-level column, a column-at-a-time writer for flat
 	// columns (nil for nested ones, which go row by row through emit).
-	cols []colFunc
+	cols   []colFunc
 	rgRows int
 	rows   int
 }
