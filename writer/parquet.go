@@ -13,7 +13,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/gzip"
-	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -35,7 +34,7 @@ type ParquetOptions struct {
 func Codec(name string) (compress.Codec, error) {
 	switch strings.ToLower(name) {
 	case "", "snappy":
-		return &snappy.Codec{}, nil
+		return fastSnappy{}, nil
 	case "zstd":
 		return &zstd.Codec{}, nil
 	case "gzip":
