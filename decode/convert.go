@@ -27,7 +27,8 @@ type convCtx struct {
 	iso           bool // timestamp-format.standard = ISO-8601
 	failOnMissing bool // plain json's fail-on-missing-field
 	msg           []byte
-	text          []byte // scratch for node text
+	nulled        []error // lenient value failures of the current message
+	text          []byte  // scratch for node text
 	canon         []byte // scratch for canonical JSON
 	esc           []byte
 	dec           decimalText
@@ -75,6 +76,7 @@ func (cx *convCtx) newConv(typ arrowconv.Type, col arrowconv.Column) conv {
 		}
 		if err := inner(v, t); err != nil {
 			if cx.lenient {
+				cx.nulled = append(cx.nulled, err) // for the dead-letter file
 				col.AppendNull()
 				return nil
 			}

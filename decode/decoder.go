@@ -36,6 +36,10 @@ type Result struct {
 	Outcome Outcome
 	// Err is the reason a Dropped message was dropped.
 	Err error
+	// Nulled lists the values of an emitted message that could not be
+	// converted and became NULL (ignore-parse-errors only); use [Locate]
+	// on each for its position.
+	Nulled []error
 }
 
 // Decoder turns messages into rows appended to the [arrowconv.Builder] it
@@ -298,6 +302,7 @@ func (d *base) Decode(msg []byte) (Result, error) {
 		return Result{Outcome: Blank}, nil
 	}
 	d.cx.msg = msg
+	d.cx.nulled = d.cx.nulled[:0]
 	d.mark, d.rows, d.metaDone = d.b.Mark(), 0, false
 	out, err := d.decode(msg)
 	if err != nil {
@@ -312,7 +317,11 @@ func (d *base) Decode(msg []byte) (Result, error) {
 		return Result{}, err
 	}
 	d.trimMeta()
-	return Result{Rows: d.rows, Outcome: out}, nil
+	res := Result{Rows: d.rows, Outcome: out}
+	if len(d.cx.nulled) > 0 {
+		res.Nulled = append([]error(nil), d.cx.nulled...)
+	}
+	return res, nil
 }
 
 // trimMeta removes metadata values filled for a first row that never came.

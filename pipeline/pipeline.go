@@ -70,6 +70,9 @@ type Config struct {
 	Encode        decode.EncodeOptions
 	// Compression of re-encoded files: none, gzip or zstd.
 	JSONCompression string
+	// DeadLetter, when set, is the JSONL file that receives every message
+	// dropped and every value nulled under ignore-parse-errors.
+	DeadLetter string
 	// Mem allocates Arrow memory (default memory.DefaultAllocator).
 	Mem memory.Allocator
 	// Version is recorded in output files.
@@ -88,6 +91,11 @@ type Stats struct {
 	Dropped  int64
 	Rows     [4]int64 // by row kind
 	Bytes    int64
+	// Nulled counts values that became NULL under ignore-parse-errors (in
+	// messages that were otherwise decoded).
+	Nulled int64
+	// DeadLetters counts the entries written to Config.DeadLetter.
+	DeadLetters int64
 }
 
 func (s *Stats) add(o Stats) {
@@ -99,6 +107,8 @@ func (s *Stats) add(o Stats) {
 	s.Filtered += o.Filtered
 	s.Dropped += o.Dropped
 	s.Bytes += o.Bytes
+	s.Nulled += o.Nulled
+	s.DeadLetters += o.DeadLetters
 	for i := range s.Rows {
 		s.Rows[i] += o.Rows[i]
 	}
@@ -129,7 +139,7 @@ func (c *Config) defaults() {
 // each file one goroutine puts the batches back in input order and writes
 // them, so writing overlaps decoding. A bounded number of chunks is in
 // flight, which keeps memory flat whatever the input size.
-func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
+func Run(ctx context.Context, cfg Config, paths []string) (_ Stats, err error) {
 	cfg.defaults()
 	files, err := reader.Walk(paths)
 	if err != nil {
@@ -144,6 +154,18 @@ func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
 		}
 	}
 	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
+	if cfg.DeadLetter != "" {
+		if r.dead, err = writer.NewDeadLetters(cfg.DeadLetter); err != nil {
+			return Stats{}, err
+		}
+		// Written whatever happens: what was set aside before a failure is
+		// still worth keeping. Each run writes the file anew.
+		defer func() {
+			if cerr := r.dead.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+	}
 	// The drainer stops on its own context: errgroup cancels ctx as soon as
 	// Wait returns, when batches may still be queued for it.
 	dctx, dcancel := context.WithCancel(ctx)
@@ -221,6 +243,7 @@ type run struct {
 	tokens chan struct{} // one per chunk in flight
 	mu     sync.Mutex
 	total  Stats
+	dead   *writer.DeadLetters
 }
 
 // fileRun is one input file on its way through the pool.
@@ -245,6 +268,7 @@ type chunkResult struct {
 	recs []arrow.RecordBatch
 	st   Stats
 	err  error
+	dead []writer.DeadLetter
 }
 
 // feed cuts a file into chunks and queues them for the workers.
@@ -337,6 +361,17 @@ func (r *run) worker(ctx context.Context) error {
 				res.st.Filtered++
 			case decode.Dropped:
 				res.st.Dropped++
+				if r.dead != nil {
+					dl := deadLetter(out.Err, pos, "message", msg)
+					dl.RowsKept = out.Rows
+					res.dead = append(res.dead, dl)
+				}
+			}
+			res.st.Nulled += int64(len(out.Nulled))
+			if r.dead != nil {
+				for _, e := range out.Nulled {
+					res.dead = append(res.dead, deadLetter(e, pos, "value", msg))
+				}
 			}
 			if b.Len() >= cfg.BatchRows {
 				flush()
@@ -404,6 +439,13 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 			<-r.tokens
 			st.add(res.st)
 			st.Files = 1
+			if len(res.dead) > 0 {
+				if err := r.dead.Add(res.dead); err != nil {
+					release(res)
+					return err
+				}
+				st.DeadLetters += int64(len(res.dead))
+			}
 			if res.err != nil {
 				release(res)
 				return res.err
@@ -417,6 +459,16 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 		}
 	}
 	return nil
+}
+
+// deadLetter describes a dropped message or nulled value at pos.
+func deadLetter(err error, pos reader.Pos, kind string, raw []byte) writer.DeadLetter {
+	e := decode.Locate(err, pos.File, pos.Line, pos.Offset)
+	reason := e.Err.Error()
+	if e.Path != "" {
+		reason = e.Path + ": " + reason
+	}
+	return writer.NewDeadLetter(pos.File, pos.Line, pos.Offset, e.Column, kind, reason, raw)
 }
 
 // write hands one batch to the file's writer or the shared stream; the

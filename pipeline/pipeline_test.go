@@ -220,3 +220,53 @@ func regexpIDs(s string) string {
 	sort.Strings(out)
 	return strings.Join(out, "\n")
 }
+
+// TestCountsReconcile: every line is accounted for, and every dropped
+// message and nulled value is in the dead-letter file, over several files
+// and chunks.
+func TestCountsReconcile(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	os.MkdirAll(in, 0o755)
+	lines := []string{
+		`{"data":[{"id":"1","name":"a"}],"type":"INSERT","database":"d"}`,
+		``,
+		`{"data":[{"id":"x","name":"b"}],"type":"INSERT","database":"d"}`,
+		`{"data":null,"type":"CREATE","database":"d"}`,
+		`{"data":[{"id":"2","name":"c"}],"type":"INSERT","database":"other"}`,
+		`{"data":[{"id":"3"}],"type":"ALTER","database":"d"}`,
+		"garbage \xff",
+	}
+	for f := 0; f < 3; f++ {
+		var b strings.Builder
+		for r := 0; r < 200; r++ {
+			b.WriteString(lines[r%len(lines)] + "\n")
+		}
+		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%d.json", f)), []byte(b.String()), 0o644)
+	}
+	cfg := canalConfig(t, 2)
+	cfg.ChunkSize = 1000
+	cfg.Options, _ = decode.ParseOptions(cfg.Format, map[string]string{"canal-json.ignore-parse-errors": "true", "canal-json.database.include": "d"}, false)
+	var out bytes.Buffer
+	cfg.To, cfg.Stdout, cfg.DeadLetter = ToPrint, &out, filepath.Join(dir, "dead.jsonl")
+	st, err := Run(context.Background(), cfg, []string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Lines != 600 || st.Messages+st.Blank+st.DDL+st.Filtered+st.Dropped != st.Lines {
+		t.Errorf("lines do not reconcile: %+v", st)
+	}
+	if st.Dropped == 0 || st.Nulled == 0 || st.DeadLetters != st.Dropped+st.Nulled {
+		t.Errorf("dead letters %d, want dropped %d + nulled %d", st.DeadLetters, st.Dropped, st.Nulled)
+	}
+	data, err := os.ReadFile(cfg.DeadLetter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); int64(n) != st.DeadLetters {
+		t.Errorf("dead-letter file has %d lines, want %d", n, st.DeadLetters)
+	}
+	if !strings.Contains(string(data), `"raw_base64":"Z2FyYmFnZSD/"`) {
+		t.Error("invalid UTF-8 line not kept as base64")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -33,7 +34,7 @@ type convertOpts struct {
 	options                                   multiFlag
 	workers, batchRows, maxLine, rowGroupRows int
 	quiet, mergeUpdates, envelope             bool
-	cpuProfile                                string
+	cpuProfile, deadLetter                    string
 	compressionSet                            bool
 }
 
@@ -54,6 +55,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "longest message accepted, in bytes")
 	fs.BoolVar(&o.quiet, "quiet", false, "no summary on stderr")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (go tool pprof)")
+	fs.StringVar(&o.deadLetter, "dead-letter", "", "JSONL file for messages dropped and values nulled under ignore-parse-errors (default with -o: DIR/_dead_letters.jsonl)")
 	return fs
 }
 
@@ -203,8 +205,18 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	st, err := pipeline.Run(ctx, cfg, paths)
 	if !o.quiet {
-		fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped; rows +I %d, -U %d, +U %d, -D %d\n",
+		fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped; rows +I %d, -U %d, +U %d, -D %d",
 			st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, st.Dropped, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
+		if st.Nulled > 0 {
+			fmt.Fprintf(stderr, "; %d values nulled", st.Nulled)
+		}
+		switch {
+		case cfg.DeadLetter != "" && st.DeadLetters > 0:
+			fmt.Fprintf(stderr, "; dead letters in %s", cfg.DeadLetter)
+		case cfg.DeadLetter == "" && st.Dropped+st.Nulled > 0:
+			fmt.Fprintf(stderr, " (--dead-letter FILE keeps them)")
+		}
+		fmt.Fprintln(stderr)
 	}
 	return err
 }
@@ -352,6 +364,11 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	cfg.Parquet.Compression = o.compression
 	cfg.Target, cfg.TargetOptions, cfg.JSONCompression = target, targetOpts, jsonCompression
 	cfg.Encode = decode.EncodeOptions{MergeUpdates: o.mergeUpdates, Envelope: o.envelope}
+	cfg.DeadLetter = o.deadLetter
+	if cfg.DeadLetter == "" && opts.IgnoreParseErrors && o.out != "" {
+		// '_' keeps it out of what Flink, Spark and cdcetl read from DIR.
+		cfg.DeadLetter = filepath.Join(o.out, "_dead_letters.jsonl")
+	}
 	cfg.Parquet.RowGroupRows = o.rowGroupRows
 	return cfg, paths, nil
 }

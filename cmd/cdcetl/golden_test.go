@@ -35,7 +35,8 @@ func TestGolden(t *testing.T) {
 			}
 			input := strings.TrimSuffix(c, ".case") + ".jsonl"
 			args := append([]string{"convert", "--format", format, "--schema", schema}, opts...)
-			args = append(args, "--to", "print", input)
+			dead := filepath.Join(t.TempDir(), "dead.jsonl")
+			args = append(args, "--to", "print", "--dead-letter", dead, input)
 			var stdout, stderr bytes.Buffer
 			code := run(args, &stdout, &stderr)
 			var got bytes.Buffer
@@ -46,7 +47,15 @@ func TestGolden(t *testing.T) {
 			got.Write(stdout.Bytes())
 			fmt.Fprintf(&got, "# exit %d\n", code)
 			for _, l := range strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n") {
+				l = strings.ReplaceAll(l, dead, "DEAD")
 				fmt.Fprintf(&got, "# stderr: %s\n", strings.ReplaceAll(l, root+string(filepath.Separator), "testdata/"))
+			}
+			// The dead-letter file: one JSON object per dropped message or
+			// nulled value.
+			if d, err := os.ReadFile(dead); err == nil && len(d) > 0 {
+				for _, l := range strings.Split(strings.TrimSuffix(string(d), "\n"), "\n") {
+					fmt.Fprintf(&got, "# dead: %s\n", strings.ReplaceAll(l, root+string(filepath.Separator), "testdata/"))
+				}
 			}
 			testutil.Golden(t, strings.TrimSuffix(c, ".case")+".golden", got.Bytes())
 		})
