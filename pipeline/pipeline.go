@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -71,8 +72,22 @@ type Config struct {
 	// Compression of re-encoded files: none, gzip or zstd.
 	JSONCompression string
 	// DeadLetter, when set, is the JSONL file that receives every message
-	// dropped and every value nulled under ignore-parse-errors.
+	// dropped and every value nulled under ignore-parse-errors. Without it,
+	// file outputs get one per input that has any:
+	// OutDir/_dead_letters/<input>.jsonl, kept with the input's outputs.
 	DeadLetter string
+	// Force converts every input again, whatever the journal says. (With
+	// OutDir, a journal there makes reruns incremental.)
+	Force bool
+	// KeepGoing records a file whose messages cannot be decoded as failed
+	// and goes on with the others; Run then returns ErrPartial.
+	KeepGoing bool
+	// OnSuccess is what happens to an input once its outputs and journal
+	// entry are written: "keep" (default), "delete" or "move=DIR".
+	OnSuccess string
+	// FailedDir, when set with KeepGoing, receives failed inputs, each with
+	// a "<name>.err" file holding the error.
+	FailedDir string
 	// Mem allocates Arrow memory (default memory.DefaultAllocator).
 	Mem memory.Allocator
 	// Version is recorded in output files.
@@ -94,9 +109,27 @@ type Stats struct {
 	// Nulled counts values that became NULL under ignore-parse-errors (in
 	// messages that were otherwise decoded).
 	Nulled int64
-	// DeadLetters counts the entries written to Config.DeadLetter.
+	// DeadLetters counts the dead-letter entries written.
 	DeadLetters int64
+	// Skipped counts inputs the journal says are already converted;
+	// Failed counts inputs that failed (KeepGoing).
+	Skipped, Failed int
+	// PerFile holds each converted input's own counts, in input order.
+	PerFile []FileStats `json:",omitempty"`
 }
+
+// FileStats is one input's result.
+type FileStats struct {
+	idx     int
+	Path    string   `json:"path"`
+	Outputs []string `json:"outputs,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Stats
+}
+
+// ErrPartial is returned (joined with each file's error) when KeepGoing let
+// some inputs fail.
+var ErrPartial = errors.New("pipeline: some inputs failed")
 
 func (s *Stats) add(o Stats) {
 	s.Files += o.Files
@@ -109,6 +142,8 @@ func (s *Stats) add(o Stats) {
 	s.Bytes += o.Bytes
 	s.Nulled += o.Nulled
 	s.DeadLetters += o.DeadLetters
+	s.Skipped += o.Skipped
+	s.Failed += o.Failed
 	for i := range s.Rows {
 		s.Rows[i] += o.Rows[i]
 	}
@@ -139,12 +174,20 @@ func (c *Config) defaults() {
 // each file one goroutine puts the batches back in input order and writes
 // them, so writing overlaps decoding. A bounded number of chunks is in
 // flight, which keeps memory flat whatever the input size.
-func Run(ctx context.Context, cfg Config, paths []string) (_ Stats, err error) {
-	cfg.defaults()
+func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
 	files, err := reader.Walk(paths)
 	if err != nil {
 		return Stats{}, err
 	}
+	return RunFiles(ctx, cfg, files)
+}
+
+// RunFiles is Run for inputs already found (a watcher's, say). With an
+// output directory, inputs the journal there says are converted are
+// skipped (unless Force), and each converted input is journaled once its
+// outputs are in place.
+func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, err error) {
+	cfg.defaults()
 	if cfg.OutDir == "" && cfg.To == ToParquet && cfg.Batches == nil {
 		return Stats{}, errors.New("pipeline: parquet output needs an output directory (-o DIR)")
 	}
@@ -154,6 +197,32 @@ func Run(ctx context.Context, cfg Config, paths []string) (_ Stats, err error) {
 		}
 	}
 	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
+	if cfg.OutDir != "" {
+		// Leftovers of a killed run first, then the journal.
+		if err := CleanTemp(cfg.OutDir); err != nil {
+			return Stats{}, fmt.Errorf("pipeline: %w", err)
+		}
+		if r.journal, err = OpenJournal(cfg.OutDir); err != nil {
+			return Stats{}, err
+		}
+		defer r.journal.Close()
+		todo := files[:0:0]
+		for _, f := range files {
+			abs, _ := filepath.Abs(f.Path)
+			if !cfg.Force {
+				done, err := r.journal.Done(abs, f.Size, f.ModTime)
+				if err != nil {
+					return Stats{}, err
+				}
+				if done {
+					r.total.Skipped++
+					continue
+				}
+			}
+			todo = append(todo, f)
+		}
+		files = todo
+	}
 	if cfg.DeadLetter != "" {
 		if r.dead, err = writer.NewDeadLetters(cfg.DeadLetter); err != nil {
 			return Stats{}, err
@@ -196,18 +265,18 @@ func Run(ctx context.Context, cfg Config, paths []string) (_ Stats, err error) {
 	g.Go(func() error {
 		defer close(r.jobs)
 		for i, f := range files {
-			fr := &fileRun{file: f, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1)}
+			fr := &fileRun{idx: i, file: f, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1)}
 			if streams != nil {
 				fr.stream = streams[i]
 			}
 			// Writers are made before any chunk is read, so an unwritable
 			// output stops the run before work is done.
 			if streams == nil {
-				w, err := newFileWriter(&cfg, f)
+				w, out, err := newFileWriter(&cfg, f)
 				if err != nil {
 					return err
 				}
-				fr.w = w
+				fr.w, fr.outputs = w, []string{out}
 			}
 			g.Go(func() error { return r.assemble(ctx, fr) })
 			if err := r.feed(ctx, fr); err != nil {
@@ -219,6 +288,10 @@ func Run(ctx context.Context, cfg Config, paths []string) (_ Stats, err error) {
 	err = g.Wait()
 	if err != nil {
 		dcancel()
+	}
+	sort.Slice(r.total.PerFile, func(a, b int) bool { return r.total.PerFile[a].idx < r.total.PerFile[b].idx })
+	if err == nil && len(r.failed) > 0 {
+		err = errors.Join(append([]error{ErrPartial}, r.failed...)...)
 	}
 	if streams != nil {
 		serr := <-sinkDone
@@ -238,17 +311,24 @@ func Run(ctx context.Context, cfg Config, paths []string) (_ Stats, err error) {
 
 // run is the shared state of one Run.
 type run struct {
-	cfg    *Config
-	jobs   chan chunkJob
-	tokens chan struct{} // one per chunk in flight
-	mu     sync.Mutex
-	total  Stats
-	dead   *writer.DeadLetters
+	cfg     *Config
+	jobs    chan chunkJob
+	tokens  chan struct{} // one per chunk in flight
+	mu      sync.Mutex
+	total   Stats
+	dead    *writer.DeadLetters // one file for the run (Config.DeadLetter)
+	journal *Journal
+	failed  []error
 }
 
 // fileRun is one input file on its way through the pool.
 type fileRun struct {
+	idx     int
 	file    reader.File
+	outputs []string // relative to OutDir
+	dead    *writer.DeadLetters
+	sha     string
+	feedErr error
 	info    decode.FileInfo
 	results chan chunkResult // unordered; never blocks (one slot per token)
 	fed     chan int         // the number of chunks, once all are fed
@@ -275,8 +355,7 @@ type chunkResult struct {
 func (r *run) feed(ctx context.Context, fr *fileRun) error {
 	chunks, err := reader.OpenChunks(fr.file.Path, fr.file.Path, r.cfg.ChunkSize, r.cfg.MaxLine)
 	if err != nil {
-		fr.fed <- -1
-		return err
+		return r.feedFailed(fr, err)
 	}
 	defer chunks.Close()
 	abs, _ := filepath.Abs(fr.file.Path)
@@ -304,11 +383,22 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 		seq++
 	}
 	if err := chunks.Err(); err != nil {
-		fr.fed <- -1
-		return err
+		return r.feedFailed(fr, err)
 	}
+	fr.sha = chunks.SHA256()
 	fr.fed <- seq
 	return nil
+}
+
+// feedFailed hands a read error to the file's assembler. With KeepGoing
+// it is the file's failure; otherwise it stops the run.
+func (r *run) feedFailed(fr *fileRun, err error) error {
+	fr.feedErr = err
+	fr.fed <- -1
+	if r.cfg.KeepGoing {
+		return nil
+	}
+	return err
 }
 
 // worker decodes chunks with its own decoder until the jobs run out.
@@ -389,21 +479,7 @@ func (r *run) worker(ctx context.Context) error {
 func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 	var st Stats
 	st.Files = 1
-	defer func() {
-		if fr.stream != nil {
-			close(fr.stream)
-		}
-		if fr.w != nil {
-			if err != nil {
-				fr.w.Abort()
-			} else if cerr := fr.w.Close(); cerr != nil {
-				err = cerr
-			}
-		}
-		r.mu.Lock()
-		r.total.add(st)
-		r.mu.Unlock()
-	}()
+	defer func() { err = r.finish(fr, st, err) }()
 	pending := map[int]chunkResult{}
 	next, total := 0, -1
 	release := func(res chunkResult) {
@@ -422,7 +498,7 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 			pending[res.seq] = res
 		case n := <-fr.fed:
 			if n < 0 {
-				return nil // the feeder failed and reports why
+				return fr.feedErr
 			}
 			total = n
 			continue
@@ -440,7 +516,7 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 			st.add(res.st)
 			st.Files = 1
 			if len(res.dead) > 0 {
-				if err := r.dead.Add(res.dead); err != nil {
+				if err := r.addDead(fr, res.dead); err != nil {
 					release(res)
 					return err
 				}
@@ -457,6 +533,143 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// addDead writes dead letters to the run's file, or to the input's own
+// file next to its outputs.
+func (r *run) addDead(fr *fileRun, entries []writer.DeadLetter) error {
+	if r.dead != nil {
+		return r.dead.Add(entries)
+	}
+	if r.cfg.OutDir == "" {
+		return nil
+	}
+	if fr.dead == nil {
+		var err error
+		if fr.dead, err = writer.NewDeadLetters(filepath.Join(r.cfg.OutDir, deadLetterRel(fr.file))); err != nil {
+			return err
+		}
+	}
+	return fr.dead.Add(entries)
+}
+
+func deadLetterRel(f reader.File) string {
+	return filepath.Join("_dead_letters", f.Rel+".jsonl")
+}
+
+// finish completes a file: on success its outputs and dead letters appear,
+// then its journal entry, then the OnSuccess action; on failure nothing
+// appears, and with KeepGoing the failure is journaled and the run goes on.
+func (r *run) finish(fr *fileRun, st Stats, err error) error {
+	cfg := r.cfg
+	if fr.stream != nil {
+		close(fr.stream)
+	}
+	if err == nil && fr.w != nil {
+		err = fr.w.Close()
+	}
+	if err == nil && fr.dead != nil {
+		err = fr.dead.Close()
+		fr.outputs = append(fr.outputs, deadLetterRel(fr.file))
+	}
+	if err == nil && fr.dead == nil && cfg.OutDir != "" {
+		// A rerun without dead letters must not leave the last run's.
+		os.Remove(filepath.Join(cfg.OutDir, deadLetterRel(fr.file)))
+	}
+	if err != nil {
+		if fr.w != nil {
+			fr.w.Abort()
+		}
+		if fr.dead != nil {
+			fr.dead.Abort()
+		}
+	}
+	abs, _ := filepath.Abs(fr.file.Path)
+	fs := FileStats{idx: fr.idx, Path: fr.file.Path, Outputs: fr.outputs, Stats: st}
+	keepGoing := err != nil && cfg.KeepGoing && isInputError(err)
+	if err == nil && r.journal != nil {
+		err = r.journal.Record(Entry{Path: abs, Size: fr.file.Size, ModTime: fr.file.ModTime, SHA256: fr.sha,
+			Outputs: fr.outputs, Status: "ok", Stats: st, Time: time.Now().UTC()})
+	}
+	if err == nil {
+		err = afterSuccess(cfg.OnSuccess, fr.file)
+	}
+	if keepGoing {
+		fs.Error, fs.Outputs = err.Error(), nil
+		st.Failed = 1
+		if r.journal != nil {
+			if jerr := r.journal.Record(Entry{Path: abs, Size: fr.file.Size, ModTime: fr.file.ModTime, Status: "failed",
+				Error: err.Error(), Stats: st, Time: time.Now().UTC()}); jerr != nil {
+				return jerr
+			}
+		}
+		if cfg.FailedDir != "" {
+			if merr := moveFailed(cfg.FailedDir, fr.file, err); merr != nil {
+				return merr
+			}
+		}
+	}
+	r.mu.Lock()
+	r.total.add(st)
+	r.total.PerFile = append(r.total.PerFile, fs)
+	if keepGoing {
+		r.failed = append(r.failed, err)
+	}
+	r.mu.Unlock()
+	if keepGoing {
+		return nil
+	}
+	return err
+}
+
+// isInputError reports whether err is about the input itself (a message
+// that cannot be decoded, an unreadable or corrupt file) rather than the
+// system (a full disk, cancellation).
+func isInputError(err error) bool {
+	var de *decode.Error
+	var le *reader.LineError
+	var pe *os.PathError
+	return errors.As(err, &de) || errors.As(err, &le) || (errors.As(err, &pe) && !errors.Is(err, context.Canceled))
+}
+
+// afterSuccess applies --on-success to a converted input.
+func afterSuccess(action string, f reader.File) error {
+	switch {
+	case action == "" || action == "keep":
+		return nil
+	case action == "delete":
+		if err := os.Remove(f.Path); err != nil {
+			return fmt.Errorf("pipeline: on-success: %w", err)
+		}
+		return nil
+	case strings.HasPrefix(action, "move="):
+		return moveInto(strings.TrimPrefix(action, "move="), f)
+	}
+	return fmt.Errorf("pipeline: on-success %q: want keep, delete or move=DIR", action)
+}
+
+// moveInto moves an input under dir, keeping its relative path.
+func moveInto(dir string, f reader.File) error {
+	dst := filepath.Join(dir, f.Rel)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	if err := os.Rename(f.Path, dst); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	return nil
+}
+
+// moveFailed moves a failed input into dir with a "<name>.err" beside it.
+func moveFailed(dir string, f reader.File, cause error) error {
+	if err := moveInto(dir, f); err != nil {
+		return err
+	}
+	errPath := filepath.Join(dir, f.Rel+".err")
+	if err := os.WriteFile(errPath, []byte(cause.Error()+"\n"), 0o644); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
 	}
 	return nil
 }
@@ -548,7 +761,9 @@ func newStreamWriter(cfg *Config) (writer.Writer, error) {
 	return nil, fmt.Errorf("pipeline: unsupported output %q", cfg.To)
 }
 
-func newFileWriter(cfg *Config, f reader.File) (writer.Writer, error) {
+// newFileWriter makes the output of one input; it also returns the
+// output's path relative to OutDir.
+func newFileWriter(cfg *Config, f reader.File) (writer.Writer, string, error) {
 	rel := f.Rel
 	for _, ext := range []string{".gz", ".zst"} {
 		rel = strings.TrimSuffix(rel, ext)
@@ -560,22 +775,25 @@ func newFileWriter(cfg *Config, f reader.File) (writer.Writer, error) {
 			"cdcetl.source":  f.Path,
 			"cdcetl.format":  cfg.Format.Name,
 			"cdcetl.version": cfg.Version,
-			"cdcetl.created": time.Now().UTC().Format(time.RFC3339),
 		}
-		return writer.NewParquet(filepath.Join(cfg.OutDir, rel+".parquet"), cfg.Schema, opts)
+		rel += ".parquet"
+		w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), cfg.Schema, opts)
+		return w, rel, err
 	case ToPrint:
-		return nil, errors.New("pipeline: print output goes to stdout; drop -o")
+		return nil, "", errors.New("pipeline: print output goes to stdout; drop -o")
 	}
 	if cfg.Target != nil {
 		suffix, err := writer.JSONSuffix(cfg.JSONCompression)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		enc, err := decode.NewEncoder(cfg.Target, cfg.Schema, cfg.TargetOptions, cfg.Encode)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return writer.NewCDCJSONFile(filepath.Join(cfg.OutDir, rel+suffix), enc, cfg.JSONCompression)
+		rel += suffix
+		w, err := writer.NewCDCJSONFile(filepath.Join(cfg.OutDir, rel), enc, cfg.JSONCompression)
+		return w, rel, err
 	}
-	return nil, fmt.Errorf("pipeline: unsupported output %q", cfg.To)
+	return nil, "", fmt.Errorf("pipeline: unsupported output %q", cfg.To)
 }

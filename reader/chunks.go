@@ -2,7 +2,10 @@ package reader
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 )
@@ -62,6 +65,7 @@ type Chunks struct {
 	// Free, when set, supplies buffers to reuse (they are returned by the
 	// caller through Recycle).
 	free chan []byte
+	sum  hash.Hash // of the raw (possibly compressed) file bytes
 }
 
 // OpenChunks opens path (decompressing gzip/zstd) for chunked reading.
@@ -71,7 +75,8 @@ func OpenChunks(path, name string, size, maxLine int) (*Chunks, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reader: %w", err)
 	}
-	l, err := NewLines(f, name, maxLine)
+	h := sha256.New()
+	l, err := NewLines(io.TeeReader(f, h), name, maxLine)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -80,8 +85,12 @@ func OpenChunks(path, name string, size, maxLine int) (*Chunks, error) {
 	if size <= 0 {
 		size = DefaultChunkSize
 	}
-	return &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8)}, nil
+	return &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8), sum: h}, nil
 }
+
+// SHA256 is the hex SHA-256 of the file's bytes as stored (compressed or
+// not); it is complete once Next has returned false without an error.
+func (c *Chunks) SHA256() string { return hex.EncodeToString(c.sum.Sum(nil)) }
 
 // Recycle gives a chunk's buffer back for reuse.
 func (c *Chunks) Recycle(b []byte) {
@@ -116,6 +125,8 @@ func (c *Chunks) Next() (Chunk, bool) {
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			c.done = true
+			// Hash what a decompressor left unread, so SHA256 covers the file.
+			io.Copy(c.sum, c.lines.f)
 			break
 		}
 		if err != nil {

@@ -82,3 +82,6 @@ func (d *DeadLetters) Len() int {
 
 // Close makes the file appear under its name.
 func (d *DeadLetters) Close() error { return d.file.commit() }
+
+// Abort discards the file.
+func (d *DeadLetters) Abort() error { return d.file.abort() }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,7 +35,9 @@ type convertOpts struct {
 	options                                   multiFlag
 	workers, batchRows, maxLine, rowGroupRows int
 	quiet, mergeUpdates, envelope             bool
-	cpuProfile, deadLetter                    string
+	cpuProfile, deadLetter, report            string
+	onSuccess, failedDir                      string
+	force, keepGoing                          bool
 	compressionSet                            bool
 }
 
@@ -55,7 +58,12 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "longest message accepted, in bytes")
 	fs.BoolVar(&o.quiet, "quiet", false, "no summary on stderr")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (go tool pprof)")
-	fs.StringVar(&o.deadLetter, "dead-letter", "", "JSONL file for messages dropped and values nulled under ignore-parse-errors (default with -o: DIR/_dead_letters.jsonl)")
+	fs.StringVar(&o.deadLetter, "dead-letter", "", "JSONL file for messages dropped and values nulled under ignore-parse-errors (default with -o: DIR/_dead_letters/<input>.jsonl per input)")
+	fs.BoolVar(&o.force, "force", false, "convert every input again, whatever the journal in -o DIR says")
+	fs.BoolVar(&o.keepGoing, "keep-going", false, "a file that cannot be decoded is journaled as failed and the others go on (exit status 3)")
+	fs.StringVar(&o.onSuccess, "on-success", "keep", "what to do with a converted input: keep, delete or move=DIR")
+	fs.StringVar(&o.failedDir, "failed", "", "move inputs that failed here, with a <name>.err beside each (implies --keep-going)")
+	fs.StringVar(&o.report, "report", "", "write the run's counts, totals and per input, as JSON to this file")
 	return fs
 }
 
@@ -204,16 +212,29 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		defer pprof.StopCPUProfile()
 	}
 	st, err := pipeline.Run(ctx, cfg, paths)
+	if o.report != "" {
+		if rerr := writeReport(o.report, st, err); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
 	if !o.quiet {
 		fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped; rows +I %d, -U %d, +U %d, -D %d",
 			st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, st.Dropped, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
 		if st.Nulled > 0 {
 			fmt.Fprintf(stderr, "; %d values nulled", st.Nulled)
 		}
+		if st.Skipped > 0 {
+			fmt.Fprintf(stderr, "; %d inputs already converted (journal)", st.Skipped)
+		}
+		if st.Failed > 0 {
+			fmt.Fprintf(stderr, "; %d inputs failed", st.Failed)
+		}
 		switch {
 		case cfg.DeadLetter != "" && st.DeadLetters > 0:
 			fmt.Fprintf(stderr, "; dead letters in %s", cfg.DeadLetter)
-		case cfg.DeadLetter == "" && st.Dropped+st.Nulled > 0:
+		case cfg.OutDir != "" && st.DeadLetters > 0:
+			fmt.Fprintf(stderr, "; dead letters in %s", filepath.Join(cfg.OutDir, "_dead_letters"))
+		case cfg.DeadLetter == "" && cfg.OutDir == "" && st.Dropped+st.Nulled > 0:
 			fmt.Fprintf(stderr, " (--dead-letter FILE keeps them)")
 		}
 		fmt.Fprintln(stderr)
@@ -365,10 +386,40 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	cfg.Target, cfg.TargetOptions, cfg.JSONCompression = target, targetOpts, jsonCompression
 	cfg.Encode = decode.EncodeOptions{MergeUpdates: o.mergeUpdates, Envelope: o.envelope}
 	cfg.DeadLetter = o.deadLetter
-	if cfg.DeadLetter == "" && opts.IgnoreParseErrors && o.out != "" {
-		// '_' keeps it out of what Flink, Spark and cdcetl read from DIR.
-		cfg.DeadLetter = filepath.Join(o.out, "_dead_letters.jsonl")
+	cfg.Force, cfg.KeepGoing, cfg.OnSuccess, cfg.FailedDir = o.force, o.keepGoing, o.onSuccess, o.failedDir
+	if o.failedDir != "" {
+		cfg.KeepGoing = true
+	}
+	switch {
+	case o.onSuccess == "keep" || o.onSuccess == "delete" || strings.HasPrefix(o.onSuccess, "move=") && len(o.onSuccess) > 5:
+	default:
+		return cfg, nil, usagef("--on-success %q: want keep, delete or move=DIR", o.onSuccess)
+	}
+	if o.onSuccess != "keep" && o.out == "" {
+		return cfg, nil, usagef("--on-success %s needs -o DIR (outputs and journal must be on disk first)", o.onSuccess)
 	}
 	cfg.Parquet.RowGroupRows = o.rowGroupRows
 	return cfg, paths, nil
+}
+
+// writeReport writes the run's counts as JSON (atomically enough for a
+// report: temp file and rename).
+func writeReport(path string, st pipeline.Stats, runErr error) error {
+	rep := struct {
+		pipeline.Stats
+		OK    bool   `json:"ok"`
+		Error string `json:"error,omitempty"`
+	}{Stats: st, OK: runErr == nil}
+	if runErr != nil {
+		rep.Error = runErr.Error()
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return os.Rename(tmp, path)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/pipeline"
 )
 
 // version is the tool version recorded in outputs.
@@ -92,6 +93,8 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
+	case errors.Is(err, pipeline.ErrPartial):
+		return exitPartial
 	case errors.As(err, &ue), errors.As(err, &se), errors.Is(err, decode.ErrOption):
 		return exitUsage
 	}
