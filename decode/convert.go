@@ -29,7 +29,7 @@ type convCtx struct {
 	msg           []byte
 	nulled        []error // lenient value failures of the current message
 	text          []byte  // scratch for node text
-	canon         []byte // scratch for canonical JSON
+	canon         []byte  // scratch for canonical JSON
 	esc           []byte
 	dec           decimalText
 }

@@ -366,6 +366,8 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 		select {
 		case r.tokens <- struct{}{}:
 		case <-ctx.Done():
+			// The assembler must see the file as failed, not as complete.
+			fr.feedErr = ctx.Err()
 			fr.fed <- -1
 			return ctx.Err()
 		}
@@ -377,6 +379,7 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 		select {
 		case r.jobs <- chunkJob{fr, seq, ch}:
 		case <-ctx.Done():
+			fr.feedErr = ctx.Err()
 			fr.fed <- -1
 			return ctx.Err()
 		}
@@ -451,14 +454,14 @@ func (r *run) worker(ctx context.Context) error {
 				res.st.Filtered++
 			case decode.Dropped:
 				res.st.Dropped++
-				if r.dead != nil {
+				if r.keepDead() {
 					dl := deadLetter(out.Err, pos, "message", msg)
 					dl.RowsKept = out.Rows
 					res.dead = append(res.dead, dl)
 				}
 			}
 			res.st.Nulled += int64(len(out.Nulled))
-			if r.dead != nil {
+			if r.keepDead() {
 				for _, e := range out.Nulled {
 					res.dead = append(res.dead, deadLetter(e, pos, "value", msg))
 				}
@@ -536,6 +539,9 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 	}
 	return nil
 }
+
+// keepDead reports whether dead letters have somewhere to go.
+func (r *run) keepDead() bool { return r.dead != nil || r.cfg.OutDir != "" }
 
 // addDead writes dead letters to the run's file, or to the input's own
 // file next to its outputs.

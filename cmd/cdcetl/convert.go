@@ -13,6 +13,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
@@ -38,6 +39,8 @@ type convertOpts struct {
 	cpuProfile, deadLetter, report            string
 	onSuccess, failedDir                      string
 	force, keepGoing                          bool
+	settle                                    time.Duration
+	logFormat                                 string
 	compressionSet                            bool
 }
 

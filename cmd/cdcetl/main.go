@@ -42,10 +42,14 @@ Debezium) into Parquet, printed changelog rows, or CDC JSON, decoding every
 message exactly as Apache Flink's formats do.
 
 Usage:
-  cdcetl convert [flags] PATH...    convert files and directories
-  cdcetl help [convert]             show help
+  cdcetl convert [flags] PATH...          convert files and directories
+  cdcetl watch [flags] LANDING_DIR -o OUT  convert files as they land
+  cdcetl help [convert|watch]             show help
 
 Run 'cdcetl convert --help' for the flags, formats, options and exit codes.
+
+Exit status: 0 ok, 1 failed, 2 usage, 3 some inputs failed (--keep-going),
+130 interrupted (a watcher exits 0 when stopped by SIGINT or SIGTERM).
 `
 
 func main() {
@@ -63,9 +67,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "convert":
 		err = runConvert(ctx, args[1:], stdout, stderr)
+	case "watch":
+		err = runWatch(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		if len(args) > 1 && args[1] == "convert" {
 			fmt.Fprint(stdout, convertHelp())
+			return exitOK
+		}
+		if len(args) > 1 && args[1] == "watch" {
+			fmt.Fprint(stdout, watchHelp())
 			return exitOK
 		}
 		fmt.Fprint(stdout, mainHelp)

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestKillAndRestart kills a conversion of many files with SIGKILL at
+// random moments, 50 times, restarting it each time, then lets it finish,
+// and checks that every input row is in the output exactly once and that
+// no temporary file is left.
+func TestKillAndRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cdcetl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	const files, rows = 40, 3000
+	for f := 0; f < files; f++ {
+		var b strings.Builder
+		for r := 0; r < rows; r++ {
+			id := f*rows + r
+			fmt.Fprintf(&b, `{"before":null,"after":{"id":%d,"name":"n%d","pad":"%s"},"op":"c"}`+"\n", id, id, strings.Repeat("p", r%50))
+		}
+		p := filepath.Join(in, fmt.Sprintf("d%d", f%4), fmt.Sprintf("f%02d.json", f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(b.String()), 0o644)
+	}
+	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING, pad STRING",
+		"--to", "json", "-o", out, "--workers", "2", in}
+	rng := rand.New(rand.NewPCG(7, 7))
+	finished := 0
+	for k := 0; k < 50; k++ {
+		cmd := exec.Command(bin, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(60)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		if err := cmd.Wait(); err == nil {
+			finished++
+		}
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	t.Logf("%d of 50 runs finished before their kill", finished)
+	seen := make([]int, files*rows)
+	outs, _ := filepath.Glob(filepath.Join(out, "*", "*.jsonl"))
+	if len(outs) != files {
+		t.Fatalf("%d outputs, want %d", len(outs), files)
+	}
+	for _, p := range outs {
+		fh, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			var row struct{ ID int }
+			if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			seen[row.ID]++
+		}
+		fh.Close()
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("row %d is in the output %d times", id, n)
+		}
+	}
+	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".tmp") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		return nil
+	})
+}

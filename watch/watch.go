@@ -1,0 +1,173 @@
+// Package watch hands each file that lands in a directory to a handler,
+// once the file is complete. It is a leaf: it knows nothing of CDC or of the
+// pipeline; cmd wires pipeline.RunFiles in as the handler.
+//
+// fsnotify has no portable close-write event, so a file is complete when it
+// is renamed into place, or when its size and modification time have not
+// changed for the quiet period ([Settler]). Files present at start are
+// handled too (fsnotify only reports what happens later), and after an
+// event-queue overflow the directory is scanned again.
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Options configure a watch.
+type Options struct {
+	// Settle is the quiet period after which an unchanged file is complete
+	// (default 5s).
+	Settle time.Duration
+	// Log receives what the watcher sees and does (default: discard).
+	Log *slog.Logger
+}
+
+// Ignored reports whether a name is a temporary or hidden file that is
+// never handed out: ".*", "_*", "*.tmp", "*.part".
+func Ignored(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") ||
+		strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".part")
+}
+
+// Handler converts one complete file. Returning an error does not stop the
+// watch: the error is logged and the file is not retried until it changes.
+type Handler func(ctx context.Context, path string) error
+
+// Watch watches dir (and its subdirectories) until ctx is done, calling
+// handle for each complete file, one at a time, in name order when several
+// are ready. It returns nil when ctx is done, or an error when the
+// directory cannot be watched.
+func Watch(ctx context.Context, dir string, opts Options, handle Handler) error {
+	if opts.Settle <= 0 {
+		opts.Settle = 5 * time.Second
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	defer w.Close()
+	s := NewSettler(opts.Settle)
+
+	// scan adds dir and its subdirectories to the watcher and observes
+	// every file already there.
+	scan := func(root string) error {
+		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if p != root && Ignored(d.Name()) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				return w.Add(p)
+			}
+			if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+				s.Observe(p, info.Size(), info.ModTime().UnixNano(), time.Now())
+			}
+			return nil
+		})
+	}
+	if err := scan(dir); err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	log.Info("watching", "dir", dir, "settle", opts.Settle.String(), "present", s.Pending())
+
+	tick := time.NewTicker(max(opts.Settle/5, 20*time.Millisecond))
+	defer tick.Stop()
+	var lastTmpRename time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("stopping", "reason", context.Cause(ctx).Error())
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			name := filepath.Base(ev.Name)
+			switch {
+			case ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Remove):
+				if Ignored(name) && ev.Has(fsnotify.Rename) {
+					lastTmpRename = time.Now() // a writer's temp file going away: a rename into place follows
+				}
+				s.Forget(ev.Name)
+			case Ignored(name):
+			case ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Chmod):
+				info, err := os.Stat(ev.Name)
+				if err != nil {
+					continue
+				}
+				if info.IsDir() {
+					if ev.Has(fsnotify.Create) {
+						if err := scan(ev.Name); err != nil {
+							log.Warn("cannot watch new directory", "dir", ev.Name, "error", err)
+						}
+					}
+					continue
+				}
+				if ev.Has(fsnotify.Create) && time.Since(lastTmpRename) < 100*time.Millisecond {
+					s.Renamed(ev.Name, info.Size(), info.ModTime().UnixNano(), time.Now())
+				} else {
+					s.Observe(ev.Name, info.Size(), info.ModTime().UnixNano(), time.Now())
+				}
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				log.Warn("event queue overflowed; scanning again")
+				if err := scan(dir); err != nil {
+					log.Error("rescan failed", "error", err)
+				}
+				continue
+			}
+			log.Warn("watcher error", "error", err)
+		case <-tick.C:
+			for _, p := range s.Ready(time.Now()) {
+				if ctx.Err() != nil {
+					return nil
+				}
+				// Confirm on disk: a file may have vanished or grown since.
+				info, err := os.Stat(p)
+				if err != nil {
+					s.Forget(p)
+					continue
+				}
+				s.Observe(p, info.Size(), info.ModTime().UnixNano(), time.Now())
+				start := time.Now()
+				if err := handle(ctx, p); err != nil {
+					if ctx.Err() != nil {
+						return nil // interrupted: the handler rolled back
+					}
+					log.Error("file failed", "path", p, "error", err.Error())
+				} else {
+					log.Info("file converted", "path", p, "duration", time.Since(start).String())
+				}
+				if _, err := os.Stat(p); err != nil {
+					s.Forget(p) // deleted or moved by the handler
+				}
+			}
+		}
+	}
+}
