@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -88,6 +89,8 @@ type Config struct {
 	// FailedDir, when set with KeepGoing, receives failed inputs, each with
 	// a "<name>.err" file holding the error.
 	FailedDir string
+	// Progress, when set, is updated as chunks are decoded.
+	Progress *Progress
 	// Mem allocates Arrow memory (default memory.DefaultAllocator).
 	Mem memory.Allocator
 	// Version is recorded in output files.
@@ -125,6 +128,14 @@ type FileStats struct {
 	Outputs []string `json:"outputs,omitempty"`
 	Error   string   `json:"error,omitempty"`
 	Stats
+}
+
+// Progress counts work done, for a progress display; safe to read while
+// Run works.
+type Progress struct {
+	Bytes atomic.Int64 // input bytes decoded (decompressed)
+	Rows  atomic.Int64
+	Total atomic.Int64 // input bytes to do (file sizes, known at start)
 }
 
 // ErrPartial is returned (joined with each file's error) when KeepGoing let
@@ -222,6 +233,11 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 			todo = append(todo, f)
 		}
 		files = todo
+	}
+	if cfg.Progress != nil {
+		for _, f := range files {
+			cfg.Progress.Total.Add(f.Size)
+		}
 	}
 	if cfg.DeadLetter != "" {
 		if r.dead, err = writer.NewDeadLetters(cfg.DeadLetter); err != nil {
@@ -472,6 +488,10 @@ func (r *run) worker(ctx context.Context) error {
 			return true
 		})
 		flush()
+		if p := cfg.Progress; p != nil {
+			p.Bytes.Add(int64(len(job.ch.Data)))
+			p.Rows.Add(res.st.TotalRows())
+		}
 		job.f.recycle(job.ch.Data)
 		job.f.results <- res // buffered: one slot per token, never blocks
 	}

@@ -67,6 +67,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.onSuccess, "on-success", "keep", "what to do with a converted input: keep, delete or move=DIR")
 	fs.StringVar(&o.failedDir, "failed", "", "move inputs that failed here, with a <name>.err beside each (implies --keep-going)")
 	fs.StringVar(&o.report, "report", "", "write the run's counts, totals and per input, as JSON to this file")
+	fs.StringVar(&o.logFormat, "log-format", "text", "summary and logs on stderr: text or json")
 	return fs
 }
 
@@ -117,6 +118,7 @@ Exit status:
   1    a message could not be decoded (FILE:LINE: reason), or an I/O error;
        no partial output file is left
   2    usage error: bad flag, schema, option or metadata key
+  3    some inputs failed (--keep-going, --failed); the others were converted
   130  interrupted
 `)
 	return b.String()
@@ -214,13 +216,31 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// A progress line on a terminal, unless --quiet or stdout is data.
+	if !o.quiet && isTerminal(os.Stdout) && isTerminal(os.Stderr) && cfg.OutDir != "" {
+		cfg.Progress = &pipeline.Progress{}
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() { showProgress(stderr, cfg.Progress, stop); close(done) }()
+		defer func() { close(stop); <-done }()
+	}
 	st, err := pipeline.Run(ctx, cfg, paths)
 	if o.report != "" {
 		if rerr := writeReport(o.report, st, err); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
-	if !o.quiet {
+	if !o.quiet && o.logFormat == "json" {
+		log, _ := newLogger("json", stderr)
+		attrs := []any{"files", st.Files, "lines", st.Lines, "messages", st.Messages, "blank", st.Blank, "ddl", st.DDL,
+			"filtered", st.Filtered, "dropped", st.Dropped, "nulled", st.Nulled, "skipped", st.Skipped, "failed", st.Failed,
+			"insert", st.Rows[0], "update_before", st.Rows[1], "update_after", st.Rows[2], "delete", st.Rows[3]}
+		if err != nil {
+			log.Error("summary", append(attrs, "error", err.Error())...)
+		} else {
+			log.Info("summary", attrs...)
+		}
+	} else if !o.quiet {
 		fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped; rows +I %d, -U %d, +U %d, -D %d",
 			st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, st.Dropped, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
 		if st.Nulled > 0 {
@@ -284,6 +304,9 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 	default:
 		return cfg, nil, usagef("--schema or --ddl is required")
+	}
+	if o.logFormat != "text" && o.logFormat != "json" {
+		return cfg, nil, usagef("--log-format %q: want text or json", o.logFormat)
 	}
 	if o.format == "" {
 		return cfg, nil, usagef("--format is required (%s)", strings.Join(decode.FormatNames(), ", "))

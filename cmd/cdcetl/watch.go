@@ -42,7 +42,6 @@ func watchFlags(o *convertOpts) *flag.FlagSet {
 	fs := convertFlags(o)
 	fs.Init("watch", flag.ContinueOnError)
 	fs.DurationVar(&o.settle, "settle", 5*time.Second, "quiet period after which an unchanged file is complete")
-	fs.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
 	return fs
 }
 
