@@ -72,11 +72,11 @@ type Config struct {
 	Encode        decode.EncodeOptions
 	// Compression of re-encoded files: none, gzip or zstd.
 	JSONCompression string
-	// DeadLetter, when set, is the JSONL file that receives every message
-	// dropped and every value nulled under ignore-parse-errors. Without it,
-	// file outputs get one per input that has any:
-	// OutDir/_dead_letters/<input>.jsonl, kept with the input's outputs.
-	DeadLetter string
+	// DeadLetterDir receives, per input, a JSONL file (<input>.jsonl) of
+	// the messages dropped and values nulled under ignore-parse-errors,
+	// written with the input's outputs. Default with OutDir:
+	// OutDir/_dead_letters.
+	DeadLetterDir string
 	// Force converts every input again, whatever the journal says. (With
 	// OutDir, a journal there makes reruns incremental.)
 	Force bool
@@ -239,17 +239,8 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 			cfg.Progress.Total.Add(f.Size)
 		}
 	}
-	if cfg.DeadLetter != "" {
-		if r.dead, err = writer.NewDeadLetters(cfg.DeadLetter); err != nil {
-			return Stats{}, err
-		}
-		// Written whatever happens: what was set aside before a failure is
-		// still worth keeping. Each run writes the file anew.
-		defer func() {
-			if cerr := r.dead.Close(); cerr != nil && err == nil {
-				err = cerr
-			}
-		}()
+	if cfg.DeadLetterDir == "" && cfg.OutDir != "" {
+		cfg.DeadLetterDir = filepath.Join(cfg.OutDir, "_dead_letters")
 	}
 	// The drainer stops on its own context: errgroup cancels ctx as soon as
 	// Wait returns, when batches may still be queued for it.
@@ -332,7 +323,6 @@ type run struct {
 	tokens  chan struct{} // one per chunk in flight
 	mu      sync.Mutex
 	total   Stats
-	dead    *writer.DeadLetters // one file for the run (Config.DeadLetter)
 	journal *Journal
 	failed  []error
 }
@@ -561,28 +551,22 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 }
 
 // keepDead reports whether dead letters have somewhere to go.
-func (r *run) keepDead() bool { return r.dead != nil || r.cfg.OutDir != "" }
+func (r *run) keepDead() bool { return r.cfg.DeadLetterDir != "" }
 
-// addDead writes dead letters to the run's file, or to the input's own
-// file next to its outputs.
+// addDead writes dead letters to the input's own file, which appears with
+// its outputs.
 func (r *run) addDead(fr *fileRun, entries []writer.DeadLetter) error {
-	if r.dead != nil {
-		return r.dead.Add(entries)
-	}
-	if r.cfg.OutDir == "" {
-		return nil
-	}
 	if fr.dead == nil {
 		var err error
-		if fr.dead, err = writer.NewDeadLetters(filepath.Join(r.cfg.OutDir, deadLetterRel(fr.file))); err != nil {
+		if fr.dead, err = writer.NewDeadLetters(r.deadLetterPath(fr.file)); err != nil {
 			return err
 		}
 	}
 	return fr.dead.Add(entries)
 }
 
-func deadLetterRel(f reader.File) string {
-	return filepath.Join("_dead_letters", f.Rel+".jsonl")
+func (r *run) deadLetterPath(f reader.File) string {
+	return filepath.Join(r.cfg.DeadLetterDir, f.Rel+".jsonl")
 }
 
 // finish completes a file: on success its outputs and dead letters appear,
@@ -598,11 +582,15 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	}
 	if err == nil && fr.dead != nil {
 		err = fr.dead.Close()
-		fr.outputs = append(fr.outputs, deadLetterRel(fr.file))
+		out := r.deadLetterPath(fr.file)
+		if rel, rerr := filepath.Rel(cfg.OutDir, out); cfg.OutDir != "" && rerr == nil && !strings.HasPrefix(rel, "..") {
+			out = rel
+		}
+		fr.outputs = append(fr.outputs, out)
 	}
-	if err == nil && fr.dead == nil && cfg.OutDir != "" {
+	if err == nil && fr.dead == nil && cfg.DeadLetterDir != "" {
 		// A rerun without dead letters must not leave the last run's.
-		os.Remove(filepath.Join(cfg.OutDir, deadLetterRel(fr.file)))
+		os.Remove(r.deadLetterPath(fr.file))
 	}
 	if err != nil {
 		if fr.w != nil {

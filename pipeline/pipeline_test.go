@@ -250,7 +250,7 @@ func TestCountsReconcile(t *testing.T) {
 	cfg.ChunkSize = 1000
 	cfg.Options, _ = decode.ParseOptions(cfg.Format, map[string]string{"canal-json.ignore-parse-errors": "true", "canal-json.database.include": "d"}, false)
 	var out bytes.Buffer
-	cfg.To, cfg.Stdout, cfg.DeadLetter = ToPrint, &out, filepath.Join(dir, "dead.jsonl")
+	cfg.To, cfg.Stdout, cfg.DeadLetterDir = ToPrint, &out, filepath.Join(dir, "dead")
 	st, err := Run(context.Background(), cfg, []string{in})
 	if err != nil {
 		t.Fatal(err)
@@ -261,9 +261,13 @@ func TestCountsReconcile(t *testing.T) {
 	if st.Dropped == 0 || st.Nulled == 0 || st.DeadLetters != st.Dropped+st.Nulled {
 		t.Errorf("dead letters %d, want dropped %d + nulled %d", st.DeadLetters, st.Dropped, st.Nulled)
 	}
-	data, err := os.ReadFile(cfg.DeadLetter)
-	if err != nil {
-		t.Fatal(err)
+	var data []byte
+	for f := 0; f < 3; f++ {
+		d, err := os.ReadFile(filepath.Join(cfg.DeadLetterDir, fmt.Sprintf("f%d.json.jsonl", f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, d...)
 	}
 	if n := strings.Count(string(data), "\n"); int64(n) != st.DeadLetters {
 		t.Errorf("dead-letter file has %d lines, want %d", n, st.DeadLetters)

@@ -61,7 +61,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "longest message accepted, in bytes")
 	fs.BoolVar(&o.quiet, "quiet", false, "no summary on stderr")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (go tool pprof)")
-	fs.StringVar(&o.deadLetter, "dead-letter", "", "JSONL file for messages dropped and values nulled under ignore-parse-errors (default with -o: DIR/_dead_letters/<input>.jsonl per input)")
+	fs.StringVar(&o.deadLetter, "dead-letter", "", "directory for one JSONL file per input of the messages that could not be decoded and values that became NULL; turns on ignore-parse-errors (default with -o and ignore-parse-errors: DIR/_dead_letters)")
 	fs.BoolVar(&o.force, "force", false, "convert every input again, whatever the journal in -o DIR says")
 	fs.BoolVar(&o.keepGoing, "keep-going", false, "a file that cannot be decoded is journaled as failed and the others go on (exit status 3)")
 	fs.StringVar(&o.onSuccess, "on-success", "keep", "what to do with a converted input: keep, delete or move=DIR")
@@ -253,12 +253,14 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintf(stderr, "; %d inputs failed", st.Failed)
 		}
 		switch {
-		case cfg.DeadLetter != "" && st.DeadLetters > 0:
-			fmt.Fprintf(stderr, "; dead letters in %s", cfg.DeadLetter)
-		case cfg.OutDir != "" && st.DeadLetters > 0:
-			fmt.Fprintf(stderr, "; dead letters in %s", filepath.Join(cfg.OutDir, "_dead_letters"))
-		case cfg.DeadLetter == "" && cfg.OutDir == "" && st.Dropped+st.Nulled > 0:
-			fmt.Fprintf(stderr, " (--dead-letter FILE keeps them)")
+		case st.DeadLetters > 0:
+			dir := cfg.DeadLetterDir
+			if dir == "" {
+				dir = filepath.Join(cfg.OutDir, "_dead_letters")
+			}
+			fmt.Fprintf(stderr, "; dead letters in %s", dir)
+		case cfg.DeadLetterDir == "" && cfg.OutDir == "" && st.Dropped+st.Nulled > 0:
+			fmt.Fprintf(stderr, " (--dead-letter DIR keeps them)")
 		}
 		fmt.Fprintln(stderr)
 	}
@@ -343,6 +345,10 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 		target = t
 	}
+	if o.deadLetter != "" {
+		// Setting messages aside only makes sense when they are skipped.
+		kv[f.Name+".ignore-parse-errors"] = "true"
+	}
 	opts, err := decode.ParseOptions(f, kv, false)
 	if err != nil {
 		return cfg, nil, err
@@ -411,7 +417,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	cfg.Parquet.Compression = o.compression
 	cfg.Target, cfg.TargetOptions, cfg.JSONCompression = target, targetOpts, jsonCompression
 	cfg.Encode = decode.EncodeOptions{MergeUpdates: o.mergeUpdates, Envelope: o.envelope}
-	cfg.DeadLetter = o.deadLetter
+	cfg.DeadLetterDir = o.deadLetter
 	cfg.Force, cfg.KeepGoing, cfg.OnSuccess, cfg.FailedDir = o.force, o.keepGoing, o.onSuccess, o.failedDir
 	if o.failedDir != "" {
 		cfg.KeepGoing = true
