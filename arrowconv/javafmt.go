@@ -3,6 +3,8 @@ package arrowconv
 import (
 	"math"
 	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 )
 
 // AppendJavaDouble appends f as Java's Double.toString renders it (JDK 19+:
@@ -136,4 +138,43 @@ func AppendBigDecimal(dst []byte, neg bool, digits []byte, scale int) []byte {
 		dst = append(dst, '+')
 	}
 	return strconv.AppendInt(dst, int64(adjusted), 10)
+}
+
+// AppendDecimal appends an unscaled decimal at scale as Java's
+// BigDecimal.toString (plain=false) or toPlainString (plain=true).
+func AppendDecimal(dst []byte, n decimal128.Num, scale int, plain bool) []byte {
+	var buf [40]byte
+	neg, digits := DecimalDigits(buf[:0], n)
+	if plain {
+		if neg {
+			dst = append(dst, '-')
+		}
+		if scale == 0 {
+			return append(dst, digits...)
+		}
+		if len(digits) > scale {
+			dst = append(dst, digits[:len(digits)-scale]...)
+			dst = append(dst, '.')
+			return append(dst, digits[len(digits)-scale:]...)
+		}
+		dst = append(dst, '0', '.')
+		for k := len(digits); k < scale; k++ {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...)
+	}
+	return AppendBigDecimal(dst, neg, digits, scale)
+}
+
+// DecimalDigits appends the absolute unscaled value of n in decimal to
+// dst and reports its sign.
+func DecimalDigits(dst []byte, n decimal128.Num) (neg bool, digits []byte) {
+	neg = n.Sign() < 0
+	if neg {
+		n = n.Negate()
+	}
+	if n.HighBits() == 0 && n.LowBits() < 1<<63 {
+		return neg, strconv.AppendUint(dst, n.LowBits(), 10)
+	}
+	return neg, append(dst, n.BigInt().String()...)
 }

@@ -487,35 +487,11 @@ func appendJSONFloat(dst []byte, f float64, bits int) []byte {
 // stripped in BigDecimal.toString form (Flink's default), or plain digits
 // at the column's scale (encode.decimal-as-plain-number).
 func appendDecimalJSON(dst []byte, n decimal128.Num, scale int, plain bool) []byte {
-	neg := n.Sign() < 0
-	if neg {
-		n = n.Negate()
+	if plain {
+		return arrowconv.AppendDecimal(dst, n, scale, true)
 	}
 	var buf [40]byte
-	var digits []byte
-	if n.HighBits() == 0 && n.LowBits() < 1<<63 {
-		digits = strconv.AppendUint(buf[:0], n.LowBits(), 10)
-	} else {
-		digits = append(buf[:0], n.BigInt().String()...)
-	}
-	if plain {
-		if neg {
-			dst = append(dst, '-')
-		}
-		if scale == 0 {
-			return append(dst, digits...)
-		}
-		if len(digits) <= scale {
-			dst = append(dst, '0', '.')
-			for k := len(digits); k < scale; k++ {
-				dst = append(dst, '0')
-			}
-			return append(dst, digits...)
-		}
-		dst = append(dst, digits[:len(digits)-scale]...)
-		dst = append(dst, '.')
-		return append(dst, digits[len(digits)-scale:]...)
-	}
+	neg, digits := arrowconv.DecimalDigits(buf[:0], n)
 	d := decimalText{neg: neg, digits: digits, exp: -scale}
 	if string(digits) == "0" {
 		d.digits = d.digits[:0]

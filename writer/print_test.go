@@ -66,7 +66,7 @@ func TestAppendDecimalPlain(t *testing.T) {
 		scale int
 		want  string
 	}{{1, 8, "0.00000001"}, {-510, 2, "-5.10"}, {10000, 2, "100.00"}, {7, 0, "7"}} {
-		if got := string(AppendDecimal(nil, decimal128.FromI64(tt.v), tt.scale, true)); got != tt.want {
+		if got := string(arrowconv.AppendDecimal(nil, decimal128.FromI64(tt.v), tt.scale, true)); got != tt.want {
 			t.Errorf("plain %d/%d = %q, want %q", tt.v, tt.scale, got, tt.want)
 		}
 	}

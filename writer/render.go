@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
@@ -55,7 +54,7 @@ func newRender(dt arrow.DataType) render {
 	case *arrow.Decimal128Type:
 		scale := int(t.Scale)
 		r = func(dst []byte, a arrow.Array, i int) []byte {
-			return AppendDecimal(dst, a.(*array.Decimal128).Value(i), scale, false)
+			return arrowconv.AppendDecimal(dst, a.(*array.Decimal128).Value(i), scale, false)
 		}
 	case *arrow.StringType:
 		r = func(dst []byte, a arrow.Array, i int) []byte { return append(dst, a.(*array.String).Value(i)...) }
@@ -168,41 +167,6 @@ func newRender(dt arrow.DataType) render {
 		}
 		return r(dst, a, i)
 	}
-}
-
-// AppendDecimal appends an unscaled decimal at scale as Java's
-// BigDecimal.toString (plain=false) or toPlainString (plain=true).
-func AppendDecimal(dst []byte, n decimal128.Num, scale int, plain bool) []byte {
-	neg := n.Sign() < 0
-	if neg {
-		n = n.Negate()
-	}
-	var digits []byte
-	var buf [40]byte
-	if n.HighBits() == 0 && n.LowBits() < 1<<63 {
-		digits = strconv.AppendUint(buf[:0], n.LowBits(), 10)
-	} else {
-		digits = append(buf[:0], n.BigInt().String()...)
-	}
-	if plain {
-		if neg {
-			dst = append(dst, '-')
-		}
-		if scale == 0 {
-			return append(dst, digits...)
-		}
-		if len(digits) > scale {
-			dst = append(dst, digits[:len(digits)-scale]...)
-			dst = append(dst, '.')
-			return append(dst, digits[len(digits)-scale:]...)
-		}
-		dst = append(dst, '0', '.')
-		for k := len(digits); k < scale; k++ {
-			dst = append(dst, '0')
-		}
-		return append(dst, digits...)
-	}
-	return arrowconv.AppendBigDecimal(dst, neg, digits, scale)
 }
 
 // appendDate writes LocalDate.toString: yyyy-MM-dd, a sign and more digits
