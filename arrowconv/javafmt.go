@@ -3,6 +3,7 @@ package arrowconv
 import (
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 )
@@ -177,4 +178,32 @@ func DecimalDigits(dst []byte, n decimal128.Num) (neg bool, digits []byte) {
 		return neg, strconv.AppendUint(dst, n.LowBits(), 10)
 	}
 	return neg, append(dst, n.BigInt().String()...)
+}
+
+// AppendISODate writes t's date as Java's LocalDate.toString and
+// ISO_LOCAL_DATE do: yyyy-MM-dd, with a sign and more digits outside the
+// years 0 to 9999.
+func AppendISODate(dst []byte, t time.Time) []byte {
+	y := t.Year()
+	switch {
+	case y > 9999:
+		dst = append(dst, '+')
+		dst = strconv.AppendInt(dst, int64(y), 10)
+	case y < 0:
+		dst = append(dst, '-')
+		dst = appendPad4(dst, -y)
+	default:
+		dst = appendPad4(dst, y)
+	}
+	m, d := int(t.Month()), t.Day()
+	return append(dst, '-', byte('0'+m/10), byte('0'+m%10), '-', byte('0'+d/10), byte('0'+d%10))
+}
+
+func appendPad4(dst []byte, v int) []byte {
+	var buf [20]byte
+	s := strconv.AppendInt(buf[:0], int64(v), 10)
+	for k := len(s); k < 4; k++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
 }

@@ -442,32 +442,7 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 func append2(dst []byte, v int) []byte { return append(dst, byte('0'+v/10), byte('0'+v%10)) }
 
 // appendISODate writes ISO_LOCAL_DATE (years past 9999 get a '+').
-func appendISODate(dst []byte, t time.Time) []byte {
-	y := t.Year()
-	switch {
-	case y > 9999:
-		dst = append(dst, '+')
-		dst = strconv.AppendInt(dst, int64(y), 10)
-	case y < 0:
-		dst = append(dst, '-')
-		dst = appendPad4(dst, -y)
-	default:
-		dst = appendPad4(dst, y)
-	}
-	dst = append(dst, '-')
-	dst = append2(dst, int(t.Month()))
-	dst = append(dst, '-')
-	return append2(dst, t.Day())
-}
-
-func appendPad4(dst []byte, v int) []byte {
-	var buf [20]byte
-	s := strconv.AppendInt(buf[:0], int64(v), 10)
-	for k := len(s); k < 4; k++ {
-		dst = append(dst, '0')
-	}
-	return append(dst, s...)
-}
+func appendISODate(dst []byte, t time.Time) []byte { return arrowconv.AppendISODate(dst, t) }
 
 // appendJSONFloat writes a float as Jackson does: the Java toString digits
 // as a number, NaN and infinities as strings.

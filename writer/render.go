@@ -169,25 +169,8 @@ func newRender(dt arrow.DataType) render {
 	}
 }
 
-// appendDate writes LocalDate.toString: yyyy-MM-dd, a sign and more digits
-// outside years 0..9999.
-func appendDate(dst []byte, t time.Time) []byte {
-	y := t.Year()
-	switch {
-	case y > 9999:
-		dst = append(dst, '+')
-		dst = strconv.AppendInt(dst, int64(y), 10)
-	case y < 0:
-		dst = append(dst, '-')
-		dst = appendPad(dst, -y, 4)
-	default:
-		dst = appendPad(dst, y, 4)
-	}
-	dst = append(dst, '-')
-	dst = appendTwo(dst, int(t.Month()))
-	dst = append(dst, '-')
-	return appendTwo(dst, t.Day())
-}
+// appendDate writes LocalDate.toString.
+func appendDate(dst []byte, t time.Time) []byte { return arrowconv.AppendISODate(dst, t) }
 
 // appendLocalTime writes LocalTime.toString for nanoseconds of the day:
 // HH:mm, then :ss when seconds or nanos are set, then the fraction in groups
