@@ -53,6 +53,7 @@ func TestOrderIndependentOfWorkers(t *testing.T) {
 	var want string
 	for _, w := range []int{1, 2, 8} {
 		cfg := canalConfig(t, w)
+		cfg.ChunkSize = 300 // several chunks per file, decoded out of order
 		var out bytes.Buffer
 		cfg.To, cfg.Stdout = ToPrint, &out
 		st, err := Run(context.Background(), cfg, []string{in})
