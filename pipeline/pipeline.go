@@ -11,6 +11,7 @@ package pipeline
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -100,25 +101,45 @@ type Config struct {
 // Stats counts what a run did. Lines = Messages + Blank + DDL + Filtered +
 // Dropped, where Messages are the lines that produced their rows.
 type Stats struct {
-	Files    int
-	Lines    int64
-	Messages int64
-	Blank    int64
-	DDL      int64
-	Filtered int64
-	Dropped  int64
-	Rows     [4]int64 // by row kind
-	Bytes    int64
+	Files    int   `json:"files"`
+	Lines    int64 `json:"lines"`
+	Messages int64 `json:"messages"`
+	Blank    int64 `json:"blank"`
+	DDL      int64 `json:"ddl_skipped"`
+	Filtered int64 `json:"filtered"`
+	Dropped  int64 `json:"dropped"`
+	// Rows counts rows by kind (index = arrowconv.RowKind).
+	Rows  RowCounts `json:"rows"`
+	Bytes int64     `json:"bytes"`
 	// Nulled counts values that became NULL under ignore-parse-errors (in
 	// messages that were otherwise decoded).
-	Nulled int64
+	Nulled int64 `json:"values_nulled"`
 	// DeadLetters counts the dead-letter entries written.
-	DeadLetters int64
+	DeadLetters int64 `json:"dead_letters"`
 	// Skipped counts inputs the journal says are already converted;
 	// Failed counts inputs that failed (KeepGoing).
-	Skipped, Failed int
+	Skipped int `json:"skipped_inputs"`
+	Failed  int `json:"failed_inputs"`
 	// PerFile holds each converted input's own counts, in input order.
-	PerFile []FileStats `json:",omitempty"`
+	PerFile []FileStats `json:"per_file,omitempty"`
+}
+
+// RowCounts counts rows by kind; it marshals as {"+I": n, "-U": n, ...}.
+type RowCounts [4]int64
+
+// MarshalJSON implements json.Marshaler.
+func (c RowCounts) MarshalJSON() ([]byte, error) {
+	return fmt.Appendf(nil, `{"+I":%d,"-U":%d,"+U":%d,"-D":%d}`, c[0], c[1], c[2], c[3]), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler (the journal reads it back).
+func (c *RowCounts) UnmarshalJSON(b []byte) error {
+	var m map[string]int64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*c = RowCounts{m["+I"], m["-U"], m["+U"], m["-D"]}
+	return nil
 }
 
 // FileStats is one input's result.

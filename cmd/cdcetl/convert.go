@@ -438,9 +438,9 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 // report: temp file and rename).
 func writeReport(path string, st pipeline.Stats, runErr error) error {
 	rep := struct {
-		pipeline.Stats
 		OK    bool   `json:"ok"`
 		Error string `json:"error,omitempty"`
+		pipeline.Stats
 	}{Stats: st, OK: runErr == nil}
 	if runErr != nil {
 		rep.Error = runErr.Error()
