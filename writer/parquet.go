@@ -88,7 +88,11 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		root.add(c.Name, parquet.Optional(nodeFor(c.Type)))
 	}
 	schema := parquet.NewSchema("cdcetl", root)
-	wopts := []parquet.WriterOption{schema, parquet.Compression(codec), parquet.CreatedBy("cdcetl", "", "")}
+	wopts := []parquet.WriterOption{schema, parquet.Compression(codec), parquet.CreatedBy("cdcetl", "", ""),
+		// Min/max go to the column index and the column-chunk statistics,
+		// which readers prune with; repeating them in every page header
+		// would compute each page's bounds twice.
+		parquet.DataPageStatistics(false)}
 	for k, v := range opts.Metadata {
 		wopts = append(wopts, parquet.KeyValueMetadata(k, v))
 	}
