@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"sync"
@@ -57,6 +59,18 @@ func scanString(b []byte, i int) (int, error) {
 	start := i
 	i++
 	for i < len(b) {
+		// Skip eight plain ASCII bytes at a time (no quote, backslash or
+		// high bit): most of a CDC message is such string content.
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			if hasZero(w^0x2222222222222222)|hasZero(w^0x5c5c5c5c5c5c5c5c)|(w&0x8080808080808080) != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -231,13 +245,11 @@ func hex4(b []byte) int {
 }
 
 // hasEscape reports whether a raw JSON string body contains a backslash.
-func hasEscape(s []byte) bool {
-	for _, c := range s {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
+func hasEscape(s []byte) bool { return bytes.IndexByte(s, '\\') >= 0 }
+
+// hasZero is non-zero when some byte of x is zero (the classic SWAR test).
+func hasZero(x uint64) uint64 {
+	return (x - 0x0101010101010101) & ^x & 0x8080808080808080
 }
 
 // appendQuoted writes s as a JSON string the way Jackson's generator does:
