@@ -9,6 +9,12 @@ import (
 // "before", "after") are captured as slots, so rows are converted straight
 // from the captured values without walking the JSON again.
 
+// envKey is one key of the previous message's envelope (idx -1: not read).
+type envKey struct {
+	name string
+	idx  int
+}
+
 // capturedRow is a row object met during the scan: where it starts in the
 // message and where its slots are in the pool.
 type capturedRow struct {
@@ -66,8 +72,24 @@ func (d *base) capture(i int) (int, error) {
 // the payload (level 1) the rest.
 func (d *base) captureEnvelope(i, level int) (int, error) {
 	sc := &d.sc
+	// Producers write envelope keys in the same order every time: compare
+	// with the previous message's keys before hashing.
+	order := d.keyOrder[level]
+	pos := 0
+	defer func() { d.keyOrder[level] = order }()
 	return sc.object(i, func(k []byte, vi int) (int, error) {
-		idx, ok := d.envIdx[string(k)]
+		var idx int
+		var ok bool
+		if pos < len(order) && order[pos].name == string(k) {
+			idx = order[pos].idx
+			ok = idx >= 0
+		} else {
+			if idx, ok = d.envIdx[string(k)]; !ok {
+				idx = -1
+			}
+			order = append(order[:pos], envKey{d.internKey(k), idx})
+		}
+		pos++
 		if ok && d.opts.SchemaInclude {
 			isRoot := idx == 0 || idx == d.payloadField // "schema", "payload"
 			ok = isRoot == (level == 0)
@@ -179,4 +201,20 @@ func (d *base) rowSlots(s slot, scratch []slot) []slot {
 	}
 	d.row.scan(s.v, scratch)
 	return scratch
+}
+
+// internKey returns k as a string, allocating only the first time a key is
+// seen (envelopes repeat the same few keys).
+func (d *base) internKey(k []byte) string {
+	if s, ok := d.interned[string(k)]; ok {
+		return s
+	}
+	s := string(k)
+	if d.interned == nil {
+		d.interned = map[string]string{}
+	}
+	if len(d.interned) < 4096 {
+		d.interned[s] = s
+	}
+	return s
 }

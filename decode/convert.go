@@ -405,6 +405,9 @@ func (cx *convCtx) integer(v []byte, t jsonparser.ValueType, bits int) (int64, b
 		}
 		return int64(f), true
 	}
+	if t == jsonparser.Number {
+		return parseJavaInt(v, bits) // an integer literal is its own text ("-0" is 0)
+	}
 	return parseJavaInt(javaTrim(cx.textOf(v, t)), bits)
 }
 

@@ -287,7 +287,9 @@ type base struct {
 	captured     []capturedRow // captured row objects, in scan order
 	lastCaptured int
 	markFn       func([]byte)
-	elems        [][]slot // per row-array field: its elements, in order
+	elems        [][]slot    // per row-array field: its elements, in order
+	keyOrder     [2][]envKey // envelope keys of the previous message, per level
+	interned     map[string]string
 
 	mark     int // builder rows at the start of the message
 	rows     int // rows emitted by the current message
