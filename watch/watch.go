@@ -94,7 +94,10 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 
 	tick := time.NewTicker(max(opts.Settle/5, 20*time.Millisecond))
 	defer tick.Stop()
-	var lastTmpRename time.Time
+	// A writer that renames a finished temporary file into place makes
+	// inotify report the temporary name's Rename and then, as the very next
+	// event, the final name's Create: that pair means "complete now".
+	renamedAway := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,11 +108,11 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 				return nil
 			}
 			name := filepath.Base(ev.Name)
+			pairedRename := renamedAway
+			renamedAway = false
 			switch {
 			case ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Remove):
-				if Ignored(name) && ev.Has(fsnotify.Rename) {
-					lastTmpRename = time.Now() // a writer's temp file going away: a rename into place follows
-				}
+				renamedAway = ev.Has(fsnotify.Rename)
 				s.Forget(ev.Name)
 			case Ignored(name):
 			case ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Chmod):
@@ -125,7 +128,7 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 					}
 					continue
 				}
-				if ev.Has(fsnotify.Create) && time.Since(lastTmpRename) < 100*time.Millisecond {
+				if ev.Has(fsnotify.Create) && pairedRename {
 					s.Renamed(ev.Name, info.Size(), info.ModTime().UnixNano(), time.Now())
 				} else {
 					s.Observe(ev.Name, info.Size(), info.ModTime().UnixNano(), time.Now())
