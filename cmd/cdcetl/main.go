@@ -46,7 +46,9 @@ Usage:
   cdcetl watch [flags] LANDING_DIR -o OUT  convert files as they land
   cdcetl help [convert|watch]             show help
 
-Run 'cdcetl convert --help' for the flags, formats, options and exit codes.
+Formats: canal-json, maxwell-json, ogg-json, debezium-json, json. Options are
+given as in Flink DDL (--option canal-json.ignore-parse-errors=true).
+Run 'cdcetl convert --help' for every flag, option and metadata key.
 
 Exit status: 0 ok, 1 failed, 2 usage, 3 some inputs failed (--keep-going),
 130 interrupted (a watcher exits 0 when stopped by SIGINT or SIGTERM).
