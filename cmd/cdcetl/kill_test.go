@@ -58,12 +58,25 @@ func TestKillAndRestart(t *testing.T) {
 		t.Fatalf("final run: %v\n%s", err, out)
 	}
 	t.Logf("%d of 50 runs finished before their kill", finished)
-	seen := make([]int, files*rows)
 	outs, _ := filepath.Glob(filepath.Join(out, "*", "*.jsonl"))
 	if len(outs) != files {
 		t.Fatalf("%d outputs, want %d", len(outs), files)
 	}
-	for _, p := range outs {
+	eachRowOnce(t, outs, files*rows)
+	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".tmp") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		return nil
+	})
+}
+
+// eachRowOnce checks that the JSON rows in files have the ids 0..n-1, each
+// exactly once.
+func eachRowOnce(t *testing.T, files []string, n int) {
+	t.Helper()
+	seen := make([]int, n)
+	for _, p := range files {
 		fh, err := os.Open(p)
 		if err != nil {
 			t.Fatal(err)
@@ -71,22 +84,16 @@ func TestKillAndRestart(t *testing.T) {
 		sc := bufio.NewScanner(fh)
 		for sc.Scan() {
 			var row struct{ ID int }
-			if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-				t.Fatalf("%s: %v", p, err)
+			if err := json.Unmarshal(sc.Bytes(), &row); err != nil || row.ID < 0 || row.ID >= n {
+				t.Fatalf("%s: %q: %v", p, sc.Bytes(), err)
 			}
 			seen[row.ID]++
 		}
 		fh.Close()
 	}
-	for id, n := range seen {
-		if n != 1 {
-			t.Fatalf("row %d is in the output %d times", id, n)
+	for id, c := range seen {
+		if c != 1 {
+			t.Fatalf("row %d is in the output %d times", id, c)
 		}
 	}
-	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".tmp") {
-			t.Errorf("temporary file left: %s", p)
-		}
-		return nil
-	})
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -91,32 +89,11 @@ func TestWatchLandingDirectory(t *testing.T) {
 	cancel()
 	wg.Wait()
 
-	seen := make([]int, files*rows)
 	outs, _ := filepath.Glob(filepath.Join(out, "f*.jsonl"))
 	if len(outs) != files {
-		var names []string
-		for _, o := range outs {
-			names = append(names, filepath.Base(o))
-		}
-		t.Fatalf("%d outputs, want %d: %v", len(outs), files, names)
+		t.Fatalf("%d outputs, want %d", len(outs), files)
 	}
-	for _, p := range outs {
-		fh, _ := os.Open(p)
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			var row struct{ ID int }
-			if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
-			seen[row.ID]++
-		}
-		fh.Close()
-	}
-	for id, n := range seen {
-		if n != 1 {
-			t.Fatalf("row %d is in the output %d times", id, n)
-		}
-	}
+	eachRowOnce(t, outs, files*rows)
 	deads, _ := filepath.Glob(filepath.Join(out, "_dead_letters", "*.jsonl"))
 	got := 0
 	for _, p := range deads {
