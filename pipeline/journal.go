@@ -52,27 +52,37 @@ func OpenJournal(dir string) (*Journal, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("pipeline: journal: %w", err)
 	}
+	lines, torn := 0, false
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		var e Entry
-		if len(line) == 0 || json.Unmarshal(line, &e) != nil {
-			continue // a line torn by a crash
+		if len(line) == 0 {
+			continue
+		}
+		lines++
+		if json.Unmarshal(line, &e) != nil {
+			torn = true // a line torn by a crash
+			continue
 		}
 		j.entries[e.Path] = e
 	}
-	// Rewrite it compacted (one entry per input), atomically, then append.
-	var buf bytes.Buffer
-	for _, e := range j.entries {
-		b, _ := json.Marshal(e)
-		buf.Write(append(b, '\n'))
+	// Rewrite it compacted (one entry per input), atomically, when a torn
+	// line must go or superseded entries dominate; otherwise just append.
+	// (A watcher opens the journal for every file: no rewrite each time.)
+	if torn || lines > 2*len(j.entries)+64 || (len(data) > 0 && data[len(data)-1] != '\n') {
+		var buf bytes.Buffer
+		for _, e := range j.entries {
+			b, _ := json.Marshal(e)
+			buf.Write(append(b, '\n'))
+		}
+		tmp := path + ".tmp"
+		if err := writeSynced(tmp, buf.Bytes()); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return nil, fmt.Errorf("pipeline: journal: %w", err)
+		}
 	}
-	tmp := path + ".tmp"
-	if err := writeSynced(tmp, buf.Bytes()); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return nil, fmt.Errorf("pipeline: journal: %w", err)
-	}
-	if j.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+	if j.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
 		return nil, fmt.Errorf("pipeline: journal: %w", err)
 	}
 	return j, nil
