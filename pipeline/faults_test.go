@@ -99,7 +99,7 @@ func TestUnreadableAndCorruptInputs(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if strings.Join(names, " ") != "_cdcetl_journal.jsonl good.json.parquet" {
+	if strings.Join(names, " ") != "_cdcetl.lock _cdcetl_journal.jsonl good.json.parquet" {
 		t.Errorf("outputs: %v", names)
 	}
 	noTemp(t, cfg.OutDir)

@@ -119,3 +119,24 @@ func TestTornJournalAndTempFiles(t *testing.T) {
 		t.Error("torn entry read")
 	}
 }
+
+// TestOutputDirLock: a second run on the same output directory waits for
+// the first.
+func TestOutputDirLock(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := lockDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := lockDir(ctx, dir); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second lock: %v, want to wait until the deadline", err)
+	}
+	unlock()
+	unlock2, err := lockDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock2()
+}

@@ -231,6 +231,13 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	}
 	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
 	if cfg.OutDir != "" {
+		// Another cdcetl writing here (a watcher, say) goes first: cleaning
+		// temporary files and appending the journal are not shared.
+		unlock, err := lockDir(ctx, cfg.OutDir)
+		if err != nil {
+			return Stats{}, err
+		}
+		defer unlock()
 		// Leftovers of a killed run first, then the journal.
 		if err := CleanTemp(cfg.OutDir); err != nil {
 			return Stats{}, fmt.Errorf("pipeline: %w", err)
