@@ -3,7 +3,6 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zeebo/xxh3"
 )
 
 // JournalName is the journal's file name inside the output directory. The
@@ -25,9 +26,9 @@ type Entry struct {
 	Path    string    `json:"path"` // absolute input path
 	Size    int64     `json:"size"`
 	ModTime int64     `json:"mtime_ns"`
-	SHA256  string    `json:"sha256,omitempty"`
-	Outputs []string  `json:"outputs,omitempty"` // relative to the output directory
-	Status  string    `json:"status"`            // "ok" or "failed"
+	Hash    string    `json:"xxh3_128,omitempty"` // of the stored bytes
+	Outputs []string  `json:"outputs,omitempty"`  // relative to the output directory
+	Status  string    `json:"status"`             // "ok" or "failed"
 	Error   string    `json:"error,omitempty"`
 	Stats   Stats     `json:"stats"`
 	Time    time.Time `json:"time"`
@@ -144,23 +145,23 @@ func (j *Journal) Done(path string, size, mtime int64) (bool, error) {
 	if e.Size == size && e.ModTime == mtime {
 		return true, nil
 	}
-	if e.Size != size || e.SHA256 == "" {
+	if e.Size != size || e.Hash == "" {
 		return false, nil
 	}
-	sum, err := fileSHA256(path)
+	sum, err := fileHash(path)
 	if err != nil {
 		return false, err
 	}
-	return sum == e.SHA256, nil
+	return sum == e.Hash, nil
 }
 
-func fileSHA256(path string) (string, error) {
+func fileHash(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("pipeline: %w", err)
 	}
 	defer f.Close()
-	h := sha256.New()
+	h := xxh3.New128()
 	if _, err := io.Copy(h, bufio.NewReaderSize(f, 1<<20)); err != nil {
 		return "", fmt.Errorf("pipeline: %w", err)
 	}

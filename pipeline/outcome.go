@@ -71,7 +71,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	fs := FileStats{idx: fr.idx, Path: fr.file.Path, Outputs: fr.outputs, Stats: st}
 	keepGoing := err != nil && cfg.KeepGoing && isInputError(err)
 	if err == nil && r.journal != nil {
-		err = r.journal.Record(Entry{Path: abs, Size: fr.file.Size, ModTime: fr.file.ModTime, SHA256: fr.sha,
+		err = r.journal.Record(Entry{Path: abs, Size: fr.file.Size, ModTime: fr.file.ModTime, Hash: fr.sha,
 			Outputs: fr.outputs, Status: "ok", Stats: st, Time: time.Now().UTC()})
 	}
 	if err == nil {

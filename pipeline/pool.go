@@ -94,7 +94,7 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 	if err := chunks.Err(); err != nil {
 		return r.feedFailed(fr, err)
 	}
-	fr.sha = chunks.SHA256()
+	fr.sha = chunks.Hash()
 	fr.fed <- seq
 	return nil
 }

@@ -2,12 +2,13 @@ package reader
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash"
 	"io"
 	"os"
+
+	"github.com/zeebo/xxh3"
 )
 
 // DefaultChunkSize is the size of the blocks a file is cut into for
@@ -75,7 +76,7 @@ func OpenChunks(path, name string, size, maxLine int) (*Chunks, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reader: %w", err)
 	}
-	h := sha256.New()
+	h := xxh3.New128()
 	l, err := NewLines(io.TeeReader(f, h), name, maxLine)
 	if err != nil {
 		f.Close()
@@ -88,9 +89,10 @@ func OpenChunks(path, name string, size, maxLine int) (*Chunks, error) {
 	return &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8), sum: h}, nil
 }
 
-// SHA256 is the hex SHA-256 of the file's bytes as stored (compressed or
-// not); it is complete once Next has returned false without an error.
-func (c *Chunks) SHA256() string { return hex.EncodeToString(c.sum.Sum(nil)) }
+// Hash is the hex XXH3-128 of the file's bytes as stored (compressed or
+// not), for change detection; it is complete once Next has returned false
+// without an error.
+func (c *Chunks) Hash() string { return hex.EncodeToString(c.sum.Sum(nil)) }
 
 // Recycle gives a chunk's buffer back for reuse.
 func (c *Chunks) Recycle(b []byte) {
@@ -125,7 +127,7 @@ func (c *Chunks) Next() (Chunk, bool) {
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			c.done = true
-			// Hash what a decompressor left unread, so SHA256 covers the file.
+			// Hash what a decompressor left unread, so the hash covers the file.
 			io.Copy(c.sum, c.lines.f)
 			break
 		}
