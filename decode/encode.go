@@ -45,7 +45,6 @@ type Encoder struct {
 	hasPending   bool
 	changedBuf   []bool
 	names2idx    map[string]int
-	scratch      []byte
 	env          envelopeEncoder
 }
 

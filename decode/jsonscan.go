@@ -34,25 +34,6 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// scanKey reads `"name" :` and returns the index after the colon.
-func scanKey(b []byte, i int) (int, error) {
-	if i >= len(b) || b[i] != '"' {
-		if i >= len(b) {
-			return 0, &msgError{off: i, err: errorf(ErrMalformed, "unexpected end of input, expected a field name")}
-		}
-		return 0, &msgError{off: i, err: errorf(ErrMalformed, fmt.Sprintf("unexpected character %s, expected a double-quoted field name", quoteByte(b[i])))}
-	}
-	i, err := scanString(b, i)
-	if err != nil {
-		return 0, err
-	}
-	i = skipWS(b, i)
-	if i >= len(b) || b[i] != ':' {
-		return 0, &msgError{off: i, err: errorf(ErrMalformed, "expected ':' after a field name")}
-	}
-	return i + 1, nil
-}
-
 // scanString validates the string starting at b[i] == '"' and returns the
 // index after its closing quote.
 func scanString(b []byte, i int) (int, error) {

@@ -54,7 +54,6 @@ type Generator struct {
 	live   []product
 	nextID int64
 	ts     int64
-	buf    []byte
 }
 
 // New returns a generator for format with a fixed seed.
