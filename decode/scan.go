@@ -52,13 +52,13 @@ func (s *scanner) value(i int) (slot, int, error) {
 		}
 		return slot{b[i+1 : end-1], jsonparser.String}, end, nil
 	case c == '{':
-		end, err := s.skipContainer(i, '{', '}')
+		end, err := s.object(i, func(_ []byte, vi int) (int, error) { return s.skip(vi) })
 		if err != nil {
 			return slot{}, 0, err
 		}
 		return slot{b[i:end], jsonparser.Object}, end, nil
 	case c == '[':
-		end, err := s.skipContainer(i, '[', ']')
+		end, err := s.array(i, s.skip)
 		if err != nil {
 			return slot{}, 0, err
 		}
@@ -86,46 +86,11 @@ func (s *scanner) value(i int) (slot, int, error) {
 	return slot{}, 0, s.errAt(i, fmt.Sprintf("unexpected character %s", quoteByte(b[i])))
 }
 
-// skipContainer validates an object or array starting at b[i] == open.
-func (s *scanner) skipContainer(i int, open, close byte) (int, error) {
-	if s.depth >= maxDepth {
-		return 0, s.errAt(i, "nesting deeper than 1000")
-	}
-	s.depth++
-	defer func() { s.depth-- }()
-	b := s.msg
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == close {
-		return i + 1, nil
-	}
-	for {
-		if open == '{' {
-			ks, ke, next, err := s.key(i)
-			if err != nil {
-				return 0, err
-			}
-			if s.mark != nil {
-				s.mark(b[ks:ke])
-			}
-			i = next
-		}
-		_, next, err := s.value(i)
-		if err != nil {
-			return 0, err
-		}
-		i = skipWS(b, next)
-		if i < len(b) && b[i] == ',' {
-			i = skipWS(b, i+1)
-			continue
-		}
-		if i < len(b) && b[i] == close {
-			return i + 1, nil
-		}
-		if open == '{' {
-			return 0, s.unexpected(i, "',' or '}'")
-		}
-		return 0, s.unexpected(i, "',' or ']'")
-	}
+// skip validates the value at vi and returns the index after it; object
+// and array use it for members nobody captures.
+func (s *scanner) skip(vi int) (int, error) {
+	_, next, err := s.value(vi)
+	return next, err
 }
 
 // key reads `"name" :` at i; it returns the raw name bounds (escaped) and
