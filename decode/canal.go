@@ -13,7 +13,10 @@ import (
 // canal decodes canal-json (spec §4): "data" and "old" are arrays of rows;
 // INSERT, UPDATE and DELETE emit one row (UPDATE a -U/+U pair) per element,
 // CREATE is skipped, every other type is an error.
-type canal struct{ *base }
+type canal struct {
+	*base
+	data, old, typ, database, table field
+}
 
 func newCanal(b *base) opDecoder { return &canal{base: b} }
 
@@ -21,28 +24,33 @@ func (c *canal) envelope() []string {
 	return []string{"data", "old", "type", "database", "table", "sqlType", "pkNames", "ts", "es"}
 }
 
+func (c *canal) bind() {
+	c.data, c.old, c.typ = c.field("data"), c.field("old"), c.field("type")
+	c.database, c.table = c.field("database"), c.field("table")
+}
+
 func (c *canal) decode(root []byte) (Outcome, error) {
 	// The filters run on the parsed tree before any conversion.
-	if ok, err := c.filter("database", c.opts.dbRe); err != nil || !ok {
+	if ok, err := c.filter(c.database, c.opts.dbRe); err != nil || !ok {
 		return Filtered, err
 	}
-	if ok, err := c.filter("table", c.opts.tableRe); err != nil || !ok {
+	if ok, err := c.filter(c.table, c.opts.tableRe); err != nil || !ok {
 		return Filtered, err
 	}
-	op, opSlot, err := c.opText("type")
+	op, opSlot, err := c.opText(c.typ)
 	if err != nil {
 		return 0, err
 	}
 	switch string(op) {
 	case "INSERT", "DELETE":
-		if err := c.validateRows("old", c.envSlot("old")); err != nil {
+		if err := c.validateRows("old", c.get(c.old)); err != nil {
 			return 0, err
 		}
 		kind := arrowconv.Insert
 		if op[0] == 'D' {
 			kind = arrowconv.Delete
 		}
-		rows, err := c.elements("data")
+		rows, err := c.elements(c.data)
 		if err != nil {
 			return 0, err
 		}
@@ -53,14 +61,14 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 		}
 		return Emitted, nil
 	case "UPDATE":
-		rows, err := c.elements("data")
+		rows, err := c.elements(c.data)
 		if err != nil {
 			return 0, err
 		}
 		if len(rows) == 0 {
-			return Emitted, c.validateRows("old", c.envSlot("old"))
+			return Emitted, c.validateRows("old", c.get(c.old))
 		}
-		olds, err := c.elements("old")
+		olds, err := c.elements(c.old)
 		if err != nil {
 			return 0, err
 		}
@@ -90,18 +98,18 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 		return Emitted, nil
 	case "CREATE":
 		// DDL "create table": skipped, after the envelope converted.
-		if err := c.validateRows("data", c.envSlot("data")); err != nil {
+		if err := c.validateRows("data", c.get(c.data)); err != nil {
 			return 0, err
 		}
-		if err := c.validateRows("old", c.envSlot("old")); err != nil {
+		if err := c.validateRows("old", c.get(c.old)); err != nil {
 			return 0, err
 		}
 		return SkippedDDL, nil
 	}
-	if err := c.validateRows("data", c.envSlot("data")); err != nil {
+	if err := c.validateRows("data", c.get(c.data)); err != nil {
 		return 0, err
 	}
-	if err := c.validateRows("old", c.envSlot("old")); err != nil {
+	if err := c.validateRows("old", c.get(c.old)); err != nil {
 		return 0, err
 	}
 	return 0, c.opError("type", opSlot)
@@ -109,14 +117,14 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 
 // filter applies database.include / table.include to the raw top-level
 // value's text (JSON null reads as "null"); a missing key is an error.
-func (c *canal) filter(field string, re *regexp.Regexp) (bool, error) {
+func (c *canal) filter(f field, re *regexp.Regexp) (bool, error) {
 	if re == nil {
 		return true, nil
 	}
-	s := c.envSlot(field)
+	s := c.get(f)
 	switch s.t {
 	case jsonparser.NotExist:
-		return false, withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is missing but %s.include is set", field, field)), field)
+		return false, withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is missing but %s.include is set", f.name, f.name)), f.name)
 	case jsonparser.Null:
 		return re.MatchString("null"), nil
 	case jsonparser.Object, jsonparser.Array:
@@ -128,22 +136,12 @@ func (c *canal) filter(field string, re *regexp.Regexp) (bool, error) {
 // elements returns the elements of an array-of-rows field, as captured
 // during the scan. A missing or null field, or one that is not an array,
 // fails the message.
-func (c *canal) elements(field string) ([]slot, error) {
-	idx := c.envIdx[field]
-	s := c.env[idx]
+func (c *canal) elements(f field) ([]slot, error) {
+	s := c.get(f)
 	if s.t != jsonparser.Array {
-		return nil, c.notRow(field, s)
+		return nil, c.notRow(f.name, s)
 	}
-	return c.base.elems[idx], nil
-}
-
-// notRow is the error for a row or array-of-rows field that is missing,
-// null or of the wrong JSON type.
-func (c *canal) notRow(field string, s slot) error {
-	if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
-		return withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is missing or null", field)), field)
-	}
-	return withPath(c.cx.fail(s.v, "ROW", "wrong JSON type"), field)
+	return c.base.elems[f.idx], nil
 }
 
 // canalEnc writes canal-json. Flink: {"data":[ROW],"type":"INSERT"} for +I

@@ -8,7 +8,10 @@ import (
 
 // debezium decodes debezium-json (spec §7): op c and r insert, u updates,
 // d deletes; with schema-include the row lives under "payload".
-type debezium struct{ *base }
+type debezium struct {
+	*base
+	op field
+}
 
 func newDebezium(b *base) opDecoder { return &debezium{base: b} }
 
@@ -16,17 +19,19 @@ func (d *debezium) envelope() []string {
 	return []string{"schema", "payload", "before", "after", "op", "ts_ms", "source"}
 }
 
+func (d *debezium) bind() { d.op = d.field("op"); d.bindBeforeAfter() }
+
 func (d *debezium) decode(root []byte) (Outcome, error) {
 	if d.opts.SchemaInclude {
 		if payload := d.env[1]; payload.t != jsonparser.Object {
-			return 0, (&canal{base: d.base}).notRow("payload", payload)
+			return 0, d.notRow("payload", payload)
 		}
 	}
-	op, opSlot, err := d.opText("op")
+	op, opSlot, err := d.opText(d.op)
 	if err != nil {
 		return 0, err
 	}
-	return beforeAfter(d.base, string(op), "op", opSlot, "c", "r", "u", "d", "Debezium")
+	return beforeAfter(d.base, string(op), d.op.name, opSlot, "c", "r", "u", "d", "Debezium")
 }
 
 // debeziumEnc writes debezium-json (never with schema-include, as Flink).

@@ -84,8 +84,24 @@ type Format struct {
 // object, emit rows through the base.
 type opDecoder interface {
 	envelope() []string                  // top-level field names to capture
+	bind()                               // resolve the fields it reads, once
 	decode(root []byte) (Outcome, error) // rows go through base.emit
 }
+
+// field is an envelope field resolved once: its name, for messages, and its
+// index in base.env, so no message looks a name up.
+type field struct {
+	name string
+	idx  int
+}
+
+func (d *base) field(name string) field { return field{name, d.envIdx[name]} }
+
+// bindBeforeAfter resolves the fields ogg and debezium share.
+func (d *base) bindBeforeAfter() { d.before, d.after = d.field("before"), d.field("after") }
+
+// get returns the captured value of an envelope field.
+func (d *base) get(f field) slot { return d.env[f.idx] }
 
 var (
 	ltz3 = arrowconv.Type{Kind: arrowconv.TimestampLTZ, Precision: 3}
@@ -249,6 +265,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 		d.envIdx[n] = i
 	}
 	d.rowFieldsOf()
+	d.op.bind()
 	d.markFn = d.markKey // a method value allocates; make it once
 	for i := range d.metas {
 		if err := d.bindMeta(&d.metas[i]); err != nil {
@@ -287,6 +304,8 @@ type base struct {
 	captured     []capturedRow // captured row objects, in scan order
 	lastCaptured int
 	markFn       func([]byte)
+	before       field // ogg, debezium
+	after        field
 	elems        [][]slot    // per row-array field: its elements, in order
 	keyOrder     [2][]envKey // envelope keys of the previous message, per level
 	interned     map[string]string
@@ -362,9 +381,6 @@ func (d *base) decode(msg []byte) (Outcome, error) {
 	}
 	return d.op.decode(msg[i:end])
 }
-
-// envSlot returns the captured top-level field name.
-func (d *base) envSlot(name string) slot { return d.env[d.envIdx[name]] }
 
 // beginRow appends the row kind and the metadata columns of one row; the
 // caller then appends the physical columns. Metadata is computed for the
@@ -511,6 +527,15 @@ func (d *base) emitMergedBefore(oldObj, dataObj slot) error {
 	return nil
 }
 
+// notRow is the error for a row or array-of-rows field that is missing,
+// null or of the wrong JSON type.
+func (d *base) notRow(field string, s slot) error {
+	if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
+		return withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is missing or null", field)), field)
+	}
+	return withPath(d.cx.fail(s.v, "ROW", "wrong JSON type"), field)
+}
+
 // opError is the error for an operation the format does not know.
 func (d *base) opError(field string, s slot) error {
 	v := string(d.cx.textOf(s.v, s.t))
@@ -519,10 +544,10 @@ func (d *base) opError(field string, s slot) error {
 
 // opText returns the operation field as text, failing when it is missing
 // or null (Flink dereferences it).
-func (d *base) opText(field string) ([]byte, slot, error) {
-	s := d.envSlot(field)
+func (d *base) opText(f field) ([]byte, slot, error) {
+	s := d.get(f)
 	if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
-		return nil, s, withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is missing or null", field)), field)
+		return nil, s, withPath(errorf(ErrMissingField, fmt.Sprintf("the %q field is missing or null", f.name)), f.name)
 	}
 	if s.t == jsonparser.Object || s.t == jsonparser.Array {
 		d.cx.canon = appendCanonical(d.cx.canon[:0], s.v, s.t, d.cx.exact, &d.cx.esc)

@@ -9,20 +9,25 @@ import (
 // maxwell decodes maxwell-json (spec §5): "data" is the row, "old" holds the
 // changed columns of an update. Only insert, update and delete are known;
 // DDL and bootstrap records are errors.
-type maxwell struct{ *base }
+type maxwell struct {
+	*base
+	data, old, typ field
+}
 
-func newMaxwell(b *base) opDecoder { return &maxwell{b} }
+func newMaxwell(b *base) opDecoder { return &maxwell{base: b} }
 
 func (m *maxwell) envelope() []string {
 	return []string{"data", "old", "type", "database", "table", "primary_key_columns", "ts"}
 }
 
+func (m *maxwell) bind() { m.data, m.old, m.typ = m.field("data"), m.field("old"), m.field("type") }
+
 func (m *maxwell) decode(root []byte) (Outcome, error) {
-	op, opSlot, err := m.opText("type")
+	op, opSlot, err := m.opText(m.typ)
 	if err != nil {
 		return 0, err
 	}
-	data, old := m.envSlot("data"), m.envSlot("old")
+	data, old := m.get(m.data), m.get(m.old)
 	switch string(op) {
 	case "insert", "delete":
 		if err := m.validateRow("old", old); err != nil {
@@ -35,10 +40,10 @@ func (m *maxwell) decode(root []byte) (Outcome, error) {
 		return Emitted, m.emitObject(kind, "data", -1, data)
 	case "update":
 		if old.t != jsonparser.Object {
-			return 0, (&canal{base: m.base}).notRow("old", old)
+			return 0, m.notRow("old", old)
 		}
 		if data.t != jsonparser.Object {
-			return 0, (&canal{base: m.base}).notRow("data", data)
+			return 0, m.notRow("data", data)
 		}
 		if err := m.emitMergedBefore(old, data); err != nil {
 			return 0, withPath(err, "old")

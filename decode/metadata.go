@@ -35,10 +35,11 @@ func (d *base) bindMeta(m *metaCol) error {
 		return nil
 	}
 	mk, _ := d.format.metaKey(m.key)
-	fromField := func(field string) {
+	fromField := func(name string) {
 		conv := d.cx.newConv(mk.Type, m.col)
+		f := d.field(name)
 		m.fill = func(arrowconv.Column) error {
-			s := d.envSlot(field)
+			s := d.get(f)
 			return conv(s.v, s.t)
 		}
 	}
@@ -68,8 +69,9 @@ func (d *base) bindMeta(m *metaCol) error {
 	case "maxwell-json ingestion-timestamp":
 		m.fill = d.epochMeta("ts", 1e9)
 	case "ogg-json ingestion-timestamp":
+		f := d.field("current_ts")
 		m.fill = func(c arrowconv.Column) error {
-			s := d.envSlot("current_ts")
+			s := d.get(f)
 			if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
 				c.AppendNull()
 				return nil
@@ -83,8 +85,9 @@ func (d *base) bindMeta(m *metaCol) error {
 			return nil
 		}
 	case "ogg-json event-timestamp":
+		f := d.field("op_ts")
 		m.fill = func(c arrowconv.Column) error {
-			s := d.envSlot("op_ts")
+			s := d.get(f)
 			if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
 				c.AppendNull()
 				return nil
@@ -132,9 +135,10 @@ func (d *base) bindMeta(m *metaCol) error {
 
 // epochMeta reads a top-level field as BIGINT (Flink's lenient integer
 // rules) and stores it as a timestamp, unit nanoseconds per count.
-func (d *base) epochMeta(field string, unit int64) func(arrowconv.Column) error {
+func (d *base) epochMeta(name string, unit int64) func(arrowconv.Column) error {
+	f := d.field(name)
 	return func(c arrowconv.Column) error {
-		s := d.envSlot(field)
+		s := d.get(f)
 		if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
 			c.AppendNull()
 			return nil
@@ -180,7 +184,7 @@ func (d *base) stringText(s slot) []byte {
 // sourceProp looks up one member of debezium's "source" object (which
 // Flink reads as MAP<STRING, STRING>: a non-object is an empty map).
 func (d *base) sourceProp(name string) ([]byte, jsonparser.ValueType) {
-	s := d.envSlot("source")
+	s := d.get(d.field("source")) // rare: source.* metadata only
 	if s.t != jsonparser.Object {
 		return nil, jsonparser.NotExist
 	}

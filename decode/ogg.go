@@ -15,26 +15,31 @@ const replicaIdentity = "The \"before\" field of %s message is null, if you are 
 
 // ogg decodes ogg-json (spec §6): op_type I, U, D with "before"/"after"
 // taken as they are (no merging).
-type ogg struct{ *base }
+type ogg struct {
+	*base
+	op field
+}
 
-func newOgg(b *base) opDecoder { return &ogg{b} }
+func newOgg(b *base) opDecoder { return &ogg{base: b} }
 
 func (o *ogg) envelope() []string {
 	return []string{"before", "after", "op_type", "table", "primary_keys", "current_ts", "op_ts"}
 }
 
+func (o *ogg) bind() { o.op = o.field("op_type"); o.bindBeforeAfter() }
+
 func (o *ogg) decode(root []byte) (Outcome, error) {
-	op, opSlot, err := o.opText("op_type")
+	op, opSlot, err := o.opText(o.op)
 	if err != nil {
 		return 0, err
 	}
-	return beforeAfter(o.base, string(op), "op_type", opSlot, "I", "", "U", "D", "Ogg")
+	return beforeAfter(o.base, string(op), o.op.name, opSlot, "I", "", "U", "D", "Ogg")
 }
 
 // beforeAfter is the dispatch ogg-json and debezium-json share: inserts from
 // "after", updates as -U "before" then +U "after", deletes from "before".
 func beforeAfter(d *base, op, opField string, opSlot slot, ins1, ins2, upd, del, who string) (Outcome, error) {
-	before, after := d.envSlot("before"), d.envSlot("after")
+	before, after := d.get(d.before), d.get(d.after)
 	switch {
 	case op == ins1 || (ins2 != "" && op == ins2):
 		if err := d.validateRow("before", before); err != nil {
@@ -46,7 +51,7 @@ func beforeAfter(d *base, op, opField string, opSlot slot, ins1, ins2, upd, del,
 			return 0, err
 		}
 		if after.t != jsonparser.Object {
-			return 0, (&canal{base: d}).notRow("after", after)
+			return 0, d.notRow("after", after)
 		}
 		if err := d.emitObject(arrowconv.UpdateBefore, "before", -1, before); err != nil {
 			return 0, err

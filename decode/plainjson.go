@@ -14,6 +14,8 @@ func newPlainJSON(b *base) opDecoder { return &plainJSON{b} }
 
 func (p *plainJSON) envelope() []string { return nil }
 
+func (p *plainJSON) bind() {}
+
 func (p *plainJSON) decode(root []byte) (Outcome, error) {
 	return Emitted, p.emitObject(arrowconv.Insert, "", -1, slot{root, jsonparser.Object})
 }
