@@ -115,6 +115,21 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 			if err == nil {
 				d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
 			}
+		case idx == d.srcField && c == '{':
+			for k := range d.src { // a repeated "source" replaces the earlier one whole
+				d.src[k] = slot{t: jsonparser.NotExist}
+			}
+			next, err = sc.object(vi, func(k []byte, vi int) (int, error) {
+				p := sourcePropIndex(k) // before the value's keys overwrite k
+				v, n, err := sc.value(vi)
+				if err == nil && p >= 0 {
+					d.src[p] = v
+				}
+				return n, err
+			})
+			if err == nil {
+				d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
+			}
 		case d.rowKinds[idx] == rowObject && c == '{':
 			next, err = d.captureRow(vi)
 			if err == nil {

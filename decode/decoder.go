@@ -266,6 +266,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	}
 	d.rowFieldsOf()
 	d.op.bind()
+	d.srcField = -1
 	d.markFn = d.markKey // a method value allocates; make it once
 	for i := range d.metas {
 		if err := d.bindMeta(&d.metas[i]); err != nil {
@@ -309,6 +310,12 @@ type base struct {
 	elems        [][]slot    // per row-array field: its elements, in order
 	keyOrder     [2][]envKey // envelope keys of the previous message, per level
 	interned     map[string]string
+
+	// srcField is the envelope index of debezium's "source" when source.*
+	// metadata is declared (else -1); src holds its members of interest,
+	// captured during the scan.
+	srcField int
+	src      [len(sourceProps)]slot
 
 	mark     int // builder rows at the start of the message
 	rows     int // rows emitted by the current message

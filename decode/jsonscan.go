@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"sync"
 	"unicode/utf16"
@@ -37,14 +38,25 @@ func skipWS(b []byte, i int) int {
 // scanString validates the string starting at b[i] == '"' and returns the
 // index after its closing quote.
 func scanString(b []byte, i int) (int, error) {
+	end, _, err := scanStringEsc(b, i)
+	return end, err
+}
+
+// scanStringEsc is scanString that also says whether the string holds an
+// escape (so callers need not search for a backslash again).
+func scanStringEsc(b []byte, i int) (int, bool, error) {
 	start := i
+	esc := false
 	i++
 	for i < len(b) {
 		// Skip eight plain ASCII bytes at a time (no quote, backslash or
 		// high bit): most of a CDC message is such string content.
 		for i+8 <= len(b) {
 			w := binary.LittleEndian.Uint64(b[i:])
-			if hasZero(w^0x2222222222222222)|hasZero(w^0x5c5c5c5c5c5c5c5c)|(w&0x8080808080808080) != 0 {
+			// The lowest flagged byte is exact (hasZero's false positives
+			// lie only above a real match): jump straight to it.
+			if m := hasZero(w^0x2222222222222222) | hasZero(w^0x5c5c5c5c5c5c5c5c) | (w & 0x8080808080808080); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
@@ -55,26 +67,27 @@ func scanString(b []byte, i int) (int, error) {
 		c := b[i]
 		switch {
 		case c == '"':
-			return i + 1, nil
+			return i + 1, esc, nil
 		case c == '\\':
+			esc = true
 			if i+1 >= len(b) {
-				return 0, &msgError{off: i, err: errorf(ErrMalformed, "unterminated string")}
+				return 0, false, &msgError{off: i, err: errorf(ErrMalformed, "unterminated string")}
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(b) {
-					return 0, &msgError{off: i, err: errorf(ErrMalformed, "unterminated \\u escape")}
+					return 0, false, &msgError{off: i, err: errorf(ErrMalformed, "unterminated \\u escape")}
 				}
 				for k := i + 2; k < i+6; k++ {
 					if hexVal(b[k]) < 0 {
-						return 0, &msgError{off: k, err: errorf(ErrMalformed, "invalid \\u escape")}
+						return 0, false, &msgError{off: k, err: errorf(ErrMalformed, "invalid \\u escape")}
 					}
 				}
 				i += 6
 			default:
-				return 0, &msgError{off: i, err: errorf(ErrMalformed, fmt.Sprintf("unrecognized character escape %s", quoteByte(b[i+1])))}
+				return 0, false, &msgError{off: i, err: errorf(ErrMalformed, fmt.Sprintf("unrecognized character escape %s", quoteByte(b[i+1])))}
 			}
 		case c < 0x80:
 			i++ // control characters are allowed unescaped, as Flink configures Jackson
@@ -88,17 +101,17 @@ func scanString(b []byte, i int) (int, error) {
 			case c >= 0xF0 && c < 0xF8:
 				n = 3
 			default:
-				return 0, &msgError{off: i, err: errorf(ErrMalformed, fmt.Sprintf("invalid UTF-8 start byte 0x%02x", c))}
+				return 0, false, &msgError{off: i, err: errorf(ErrMalformed, fmt.Sprintf("invalid UTF-8 start byte 0x%02x", c))}
 			}
 			for k := 1; k <= n; k++ {
 				if i+k >= len(b) || b[i+k]&0xC0 != 0x80 {
-					return 0, &msgError{off: i + k, err: errorf(ErrMalformed, "invalid UTF-8 middle byte")}
+					return 0, false, &msgError{off: i + k, err: errorf(ErrMalformed, "invalid UTF-8 middle byte")}
 				}
 			}
 			i += n + 1
 		}
 	}
-	return 0, &msgError{off: start, err: errorf(ErrMalformed, "unterminated string")}
+	return 0, false, &msgError{off: start, err: errorf(ErrMalformed, "unterminated string")}
 }
 
 func hexVal(c byte) int {

@@ -102,8 +102,9 @@ func (d *base) bindMeta(m *metaCol) error {
 			return nil
 		}
 	case "debezium-json source.timestamp":
+		d.srcField = d.envIdx["source"]
 		m.fill = func(c arrowconv.Column) error {
-			v, t := d.sourceProp("ts_ms")
+			v, t := d.sourceProp(3) // ts_ms
 			if t == jsonparser.NotExist || t == jsonparser.Null {
 				c.AppendNull()
 				return nil
@@ -121,7 +122,8 @@ func (d *base) bindMeta(m *metaCol) error {
 			return nil
 		}
 	case "debezium-json source.database", "debezium-json source.schema", "debezium-json source.table":
-		prop := map[string]string{"source.database": "db", "source.schema": "schema", "source.table": "table"}[m.key]
+		prop := map[string]int{"source.database": 0, "source.schema": 1, "source.table": 2}[m.key] // index in sourceProps
+		d.srcField = d.envIdx["source"]
 		conv := d.cx.newConv(str, m.col)
 		m.fill = func(arrowconv.Column) error {
 			v, t := d.sourceProp(prop)
@@ -181,20 +183,26 @@ func (d *base) stringText(s slot) []byte {
 	return d.cx.textOf(s.v, s.t)
 }
 
-// sourceProp looks up one member of debezium's "source" object (which
-// Flink reads as MAP<STRING, STRING>: a non-object is an empty map).
-func (d *base) sourceProp(name string) ([]byte, jsonparser.ValueType) {
-	s := d.get(d.field("source")) // rare: source.* metadata only
-	if s.t != jsonparser.Object {
+// sourceProps are the members of debezium's "source" object that
+// metadata columns read.
+var sourceProps = [...]string{"db", "schema", "table", "ts_ms"}
+
+func sourcePropIndex(k []byte) int {
+	for i, p := range sourceProps {
+		if string(k) == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// sourceProp returns one member of debezium's "source" object (which
+// Flink reads as MAP<STRING, STRING>: a non-object is an empty map, and a
+// repeated key keeps its last value), as captured during the scan.
+func (d *base) sourceProp(i int) ([]byte, jsonparser.ValueType) {
+	if d.env[d.srcField].t != jsonparser.Object {
 		return nil, jsonparser.NotExist
 	}
-	var v []byte
-	t := jsonparser.NotExist
-	jsonparser.ObjectEach(s.v, func(k, mv []byte, mt jsonparser.ValueType, _ int) error {
-		if string(k) == name {
-			v, t = mv, mt
-		}
-		return nil
-	})
-	return v, t
+	s := d.src[i]
+	return s.v, s.t
 }

@@ -93,22 +93,26 @@ func (s *scanner) skip(vi int) (int, error) {
 	return next, err
 }
 
-// key reads `"name" :` at i; it returns the raw name bounds (escaped) and
-// the index after the colon.
-func (s *scanner) key(i int) (ks, ke, next int, err error) {
+// key reads `"name" :` at i; it returns the raw name bounds (escaped), the
+// index after the colon and whether the name holds an escape.
+func (s *scanner) key(i int) (ks, ke, next int, esc bool, err error) {
 	b := s.msg
 	if i >= len(b) || b[i] != '"' {
-		return 0, 0, 0, s.unexpected(i, "a double-quoted field name")
+		return 0, 0, 0, false, s.unexpected(i, "a double-quoted field name")
 	}
-	end, err := scanString(b, i)
+	end, esc, err := scanStringEsc(b, i)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, false, err
 	}
-	j := skipWS(b, end)
+	j := end
+	if j < len(b) && b[j] == ':' { // the usual compact form
+		return i + 1, end - 1, j + 1, esc, nil
+	}
+	j = skipWS(b, end)
 	if j >= len(b) || b[j] != ':' {
-		return 0, 0, 0, s.errAt(j, "expected ':' after a field name")
+		return 0, 0, 0, false, s.errAt(j, "expected ':' after a field name")
 	}
-	return i + 1, end - 1, j + 1, nil
+	return i + 1, end - 1, j + 1, esc, nil
 }
 
 // object walks the members of the object at b[i] == '{', calling member
@@ -127,12 +131,12 @@ func (s *scanner) object(i int, member func(key []byte, vi int) (int, error)) (i
 		return i + 1, nil
 	}
 	for {
-		ks, ke, next, err := s.key(i)
+		ks, ke, next, esc, err := s.key(i)
 		if err != nil {
 			return 0, err
 		}
 		k := b[ks:ke]
-		if hasEscape(k) {
+		if esc {
 			s.keyBuf = unescape(s.keyBuf[:0], k)
 			k = s.keyBuf
 		}

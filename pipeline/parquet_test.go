@@ -39,7 +39,7 @@ func caseConfig(t *testing.T, path string) (Config, string) {
 }
 
 // readParquetRows reads a Parquet file with arrow-go's pqarrow (a reader
-// independent of the parquet-go writer) and renders its rows as --to print
+// independent of cdcetl's writer) and renders its rows as --to print
 // does.
 func readParquetRows(t *testing.T, path string) ([]string, *arrow.Schema) {
 	t.Helper()

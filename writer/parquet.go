@@ -2,9 +2,11 @@ package writer
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/big"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,6 +18,8 @@ import (
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
@@ -49,30 +53,37 @@ func Codec(name string) (compress.Codec, error) {
 }
 
 // Parquet writes one Parquet file: _rowkind (dictionary-encoded strings),
-// then the declared columns with their logical types. Rows are written
-// column by column straight from the Arrow arrays.
+// then the declared columns with their logical types. Values go column by
+// column from the Arrow arrays straight into page buffers (see leaf); the
+// schema is described with parquet-go's nodes.
 type Parquet struct {
 	file   *atomicFile
-	w      *parquet.GenericWriter[any]
-	leaves []*leafBuf
-	emit   []emitFunc // one per top-level column, _rowkind first
-	// cols is, per top-level column, a column-at-a-time writer for flat
-	// columns (nil for nested ones, which go row by row through emit).
+	codec  compress.Codec
+	leaves []*leaf
+	// cols is, per top-level column (_rowkind first), a column-at-a-time
+	// writer for flat columns; emit the row-at-a-time level-computing
+	// emitter for nested ones.
 	cols   []colFunc
+	emit   []emitFunc
 	rgRows int
-	rows   int
-}
+	rows   int // rows in the row group under way
 
-// leafBuf collects the values of one leaf column for one batch.
-type leafBuf struct {
-	idx  int
-	vals []parquet.Value
-	tmp  [][]byte // scratch for FIXED_LEN_BYTE_ARRAY decimals
+	off       int64 // bytes written so far
+	schema    []format.SchemaElement
+	orders    []format.ColumnOrder
+	kv        []format.KeyValue
+	rowGroups []format.RowGroup
+	colIdx    [][]*format.ColumnIndex // per row group, per leaf (nil: none)
+	offIdx    [][]format.OffsetIndex
+	numRows   int64
 }
 
 // emitFunc appends the values of element i of arr (and its children) to
-// the leaf buffers, at repetition level rep with def ancestors defined.
+// the leaves, at repetition level rep with def ancestors defined.
 type emitFunc func(arr arrow.Array, i, rep, def int)
+
+// colFunc appends the values of rows [from, to) of a flat top-level column.
+type colFunc func(arr arrow.Array, from, to int)
 
 // NewParquet creates path's temporary file and a writer for schema s.
 func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet, error) {
@@ -83,76 +94,129 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = 128 << 10
 	}
-	p := &Parquet{rgRows: opts.RowGroupRows}
+	p := &Parquet{rgRows: opts.RowGroupRows, codec: codec}
 	root := &orderedGroup{}
-	kindNode := parquet.Encoded(parquet.String(), &parquet.RLEDictionary)
-	root.add(arrowconv.RowKindColumn, kindNode)
+	root.add(arrowconv.RowKindColumn, parquet.String())
 	for _, c := range s.Columns {
-		n := nodeFor(c.Type)
-		if opts.Dictionary && c.Type.IsString() {
-			n = parquet.Encoded(n, &parquet.RLEDictionary)
-		}
-		root.add(c.Name, parquet.Optional(n))
+		root.add(c.Name, parquet.Optional(nodeFor(c.Type)))
 	}
-	schema := parquet.NewSchema("cdcetl", root)
-	wopts := []parquet.WriterOption{schema, parquet.Compression(codec), parquet.CreatedBy("cdcetl", "", ""),
-		// Min/max go to the column index and the column-chunk statistics,
-		// which readers prune with; repeating them in every page header
-		// would compute each page's bounds twice.
-		parquet.DataPageStatistics(false)}
+	p.schemaOf(root)
 	for k, v := range opts.Metadata {
-		wopts = append(wopts, parquet.KeyValueMetadata(k, v))
+		p.kv = append(p.kv, format.KeyValue{Key: k, Value: v})
 	}
-	// Validate first: NewGenericWriter panics on a bad configuration.
-	if _, err := parquet.NewWriterConfig(wopts...); err != nil {
-		return nil, fmt.Errorf("writer: parquet config: %w", err)
-	}
-	f, err := createAtomic(path)
-	if err != nil {
-		return nil, err
-	}
-	p.file = f
-	if err := recoverErr(func() error {
-		p.w = parquet.NewGenericWriter[any](f.buf, wopts...)
-		return nil
-	}); err != nil {
-		f.abort()
-		return nil, err
-	}
-	// Leaves in schema order; emitters per top-level column.
+	slices.SortFunc(p.kv, func(a, b format.KeyValue) int { return strings.Compare(a.Key, b.Key) })
+
+	// Leaves in schema order; writers per top-level column.
 	next := 0
-	newLeaf := func() *leafBuf {
-		l := &leafBuf{idx: next}
+	newLeaf := func() *leaf {
+		l := p.leaves[next]
 		next++
-		p.leaves = append(p.leaves, l)
 		return l
 	}
 	kindLeaf := newLeaf()
-	var kindText [4][]byte
-	for k := range kindText {
-		kindText[k] = []byte(arrowconv.RowKind(k).String())
-	}
-	var kindVals [4]parquet.Value
-	for k := range kindVals {
-		kindVals[k] = parquet.ByteArrayValue(kindText[k]).Level(0, 0, kindLeaf.idx)
+	for k := range 4 {
+		kindLeaf.fixedDict = append(kindLeaf.fixedDict, []byte(arrowconv.RowKind(k).String()))
 	}
 	p.emit = append(p.emit, nil)
 	p.cols = append(p.cols, func(arr arrow.Array, from, to int) {
 		ks := arr.(*array.Dictionary).Indices().(*array.Int8).Int8Values()
 		for _, k := range ks[from:to] {
-			kindLeaf.vals = append(kindLeaf.vals, kindVals[k])
+			kindLeaf.putIndex(int32(k))
 		}
+		kindLeaf.nValues += to - from
+		kindLeaf.nRows += to - from
 	})
 	for _, c := range s.Columns {
+		first := next
 		if cf := columnFor(c.Type, newLeaf); cf != nil {
 			p.emit = append(p.emit, nil)
 			p.cols = append(p.cols, cf)
+			if opts.Dictionary && c.Type.IsString() {
+				// Top-level strings only: nested ones stay PLAIN.
+				l := p.leaves[first]
+				l.dict, l.dictIdx = true, map[string]int32{}
+			}
 			continue
 		}
 		p.emit = append(p.emit, emitterFor(c.Type, true, 0, newLeaf))
 		p.cols = append(p.cols, nil)
 	}
+
+	f, err := createAtomic(path)
+	if err != nil {
+		return nil, err
+	}
+	p.file = f
+	if err := p.write([]byte("PAR1")); err != nil {
+		f.abort()
+		return nil, err
+	}
 	return p, nil
+}
+
+// schemaOf flattens the node tree into Parquet schema elements and leaves
+// (depth first, the order of the columns in the file).
+func (p *Parquet) schemaOf(root parquet.Node) {
+	var walk func(n parquet.Node, name string, path []string, rep, def int, isRoot bool)
+	walk = func(n parquet.Node, name string, path []string, rep, def int, isRoot bool) {
+		el := format.SchemaElement{Name: name}
+		if !isRoot {
+			switch {
+			case n.Repeated():
+				el.RepetitionType.Set(format.Repeated)
+				rep++
+				def++
+			case n.Optional():
+				el.RepetitionType.Set(format.Optional)
+				def++
+			default:
+				el.RepetitionType.Set(format.Required)
+			}
+			path = append(slices.Clip(path), name)
+		}
+		t := n.Type()
+		if lt := t.LogicalType(); lt != nil {
+			el.LogicalType = *lt
+			if d, ok := lt.Value.(*format.DecimalType); ok {
+				el.Scale.Set(d.Scale)
+				el.Precision.Set(d.Precision)
+			}
+		}
+		if ct := t.ConvertedType(); ct != nil {
+			el.ConvertedType.Set(*ct)
+		}
+		if n.Leaf() {
+			phys := *t.PhysicalType()
+			el.Type.Set(phys)
+			if k := t.Length(); k > 0 {
+				el.TypeLength.Set(int32(k))
+			}
+			l := &leaf{path: path, phys: phys, typeLen: t.Length(), maxRep: rep, maxDef: def}
+			_, isDecimal := el.LogicalType.Value.(*format.DecimalType)
+			l.signed = isDecimal && phys == format.FixedLenByteArray
+			l.order = *t.ColumnOrder()
+			p.leaves = append(p.leaves, l)
+			p.orders = append(p.orders, l.order)
+			p.schema = append(p.schema, el)
+			return
+		}
+		fields := n.Fields()
+		el.NumChildren.Set(int32(len(fields)))
+		p.schema = append(p.schema, el)
+		for _, f := range fields {
+			walk(f, f.Name(), path, rep, def, false)
+		}
+	}
+	walk(root, "cdcetl", nil, 0, 0, true)
+}
+
+func (p *Parquet) write(b []byte) error {
+	n, err := p.file.buf.Write(b)
+	p.off += int64(n)
+	if err != nil {
+		return fmt.Errorf("writer: parquet: %w", err)
+	}
+	return nil
 }
 
 func decimalBytes(precision int) int {
@@ -228,19 +292,14 @@ func nodeFor(t arrowconv.Type) parquet.Node {
 	panic(fmt.Sprintf("writer: no Parquet type for %s", t))
 }
 
-// colFunc appends the values of rows [from, to) of a flat top-level column.
-type colFunc func(arr arrow.Array, from, to int)
-
 // columnFor returns a column-at-a-time writer for a flat (non-nested) type,
 // or nil. It resolves the array type once per batch instead of per value.
-func columnFor(t arrowconv.Type, newLeaf func() *leafBuf) colFunc {
+func columnFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 	switch t.Kind {
 	case arrowconv.Array, arrowconv.Map, arrowconv.Multiset, arrowconv.Row:
 		return nil
 	}
 	l := newLeaf()
-	null := parquet.NullValue().Level(0, 0, l.idx)
-	val := leafValue(t, l)
 	switch t.Kind {
 	case arrowconv.Int:
 		return func(arr arrow.Array, from, to int) {
@@ -248,10 +307,11 @@ func columnFor(t arrowconv.Type, newLeaf func() *leafBuf) colFunc {
 			vs := a.Int32Values()
 			for i := from; i < to; i++ {
 				if a.IsNull(i) {
-					l.vals = append(l.vals, null)
-				} else {
-					l.vals = append(l.vals, parquet.Int32Value(vs[i]).Level(0, 1, l.idx))
+					l.null()
+					continue
 				}
+				l.defined()
+				l.putInt32(vs[i])
 			}
 		}
 	case arrowconv.BigInt:
@@ -260,10 +320,24 @@ func columnFor(t arrowconv.Type, newLeaf func() *leafBuf) colFunc {
 			vs := a.Int64Values()
 			for i := from; i < to; i++ {
 				if a.IsNull(i) {
-					l.vals = append(l.vals, null)
-				} else {
-					l.vals = append(l.vals, parquet.Int64Value(vs[i]).Level(0, 1, l.idx))
+					l.null()
+					continue
 				}
+				l.defined()
+				l.putInt64(vs[i])
+			}
+		}
+	case arrowconv.Double:
+		return func(arr arrow.Array, from, to int) {
+			a := arr.(*array.Float64)
+			vs := a.Float64Values()
+			for i := from; i < to; i++ {
+				if a.IsNull(i) {
+					l.null()
+					continue
+				}
+				l.defined()
+				l.putDouble(vs[i])
 			}
 		}
 	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
@@ -272,20 +346,23 @@ func columnFor(t arrowconv.Type, newLeaf func() *leafBuf) colFunc {
 			offs, data := a.ValueOffsets(), a.ValueBytes()
 			for i := from; i < to; i++ {
 				if a.IsNull(i) {
-					l.vals = append(l.vals, null)
-				} else {
-					l.vals = append(l.vals, parquet.ByteArrayValue(data[offs[i]:offs[i+1]]).Level(0, 1, l.idx))
+					l.null()
+					continue
 				}
+				l.defined()
+				l.putBytes(data[offs[i]:offs[i+1]])
 			}
 		}
 	}
+	put := putterFor(t)
 	return func(arr arrow.Array, from, to int) {
 		for i := from; i < to; i++ {
 			if arr.IsNull(i) {
-				l.vals = append(l.vals, null)
-			} else {
-				l.vals = append(l.vals, val(arr, i).Level(0, 1, l.idx))
+				l.null()
+				continue
 			}
+			l.defined()
+			put(l, arr, i)
 		}
 	}
 }
@@ -293,14 +370,14 @@ func columnFor(t arrowconv.Type, newLeaf func() *leafBuf) colFunc {
 // emitterFor builds the level-computing emitter for a value of type t.
 // optional says whether the node adds a definition level; repDepth is the
 // number of repeated ancestors (the repetition level of a new element).
-func emitterFor(t arrowconv.Type, optional bool, repDepth int, newLeaf func() *leafBuf) emitFunc {
+func emitterFor(t arrowconv.Type, optional bool, repDepth int, newLeaf func() *leaf) emitFunc {
 	opt := 0
 	if optional {
 		opt = 1
 	}
-	nullsTo := func(leaves []*leafBuf, rep, def int) {
+	nullsTo := func(leaves []*leaf, rep, def int) {
 		for _, l := range leaves {
-			l.vals = append(l.vals, parquet.NullValue().Level(rep, def, l.idx))
+			l.level(rep, def)
 		}
 	}
 	switch t.Kind {
@@ -308,8 +385,8 @@ func emitterFor(t arrowconv.Type, optional bool, repDepth int, newLeaf func() *l
 		// LIST: optional group > repeated group > element; MAP likewise
 		// with a required key and an optional value.
 		var children []emitFunc
-		var leaves []*leafBuf
-		track := func() *leafBuf { l := newLeaf(); leaves = append(leaves, l); return l }
+		var leaves []*leaf
+		track := func() *leaf { l := newLeaf(); leaves = append(leaves, l); return l }
 		if t.Kind == arrowconv.Array {
 			children = append(children, emitterFor(*t.Elem, true, repDepth+1, track))
 		} else {
@@ -351,8 +428,8 @@ func emitterFor(t arrowconv.Type, optional bool, repDepth int, newLeaf func() *l
 		}
 	case arrowconv.Row:
 		var children []emitFunc
-		var leaves []*leafBuf
-		track := func() *leafBuf { l := newLeaf(); leaves = append(leaves, l); return l }
+		var leaves []*leaf
+		track := func() *leaf { l := newLeaf(); leaves = append(leaves, l); return l }
 		for _, f := range t.Fields {
 			children = append(children, emitterFor(f.Type, true, repDepth, track))
 		}
@@ -368,13 +445,14 @@ func emitterFor(t arrowconv.Type, optional bool, repDepth int, newLeaf func() *l
 		}
 	}
 	l := newLeaf()
-	val := leafValue(t, l)
+	put := putterFor(t)
 	return func(arr arrow.Array, i, rep, def int) {
 		if optional && arr.IsNull(i) {
-			l.vals = append(l.vals, parquet.NullValue().Level(rep, def, l.idx))
+			l.level(rep, def)
 			return
 		}
-		l.vals = append(l.vals, val(arr, i).Level(rep, def+opt, l.idx))
+		l.level(rep, def+opt)
+		put(l, arr, i)
 	}
 }
 
@@ -386,50 +464,51 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// leafValue converts element i of a leaf array into a Parquet value.
-func leafValue(t arrowconv.Type, l *leafBuf) func(arrow.Array, int) parquet.Value {
+// putterFor returns how element i of a leaf array becomes a Parquet value.
+func putterFor(t arrowconv.Type) func(*leaf, arrow.Array, int) {
 	switch t.Kind {
 	case arrowconv.Boolean:
-		return func(a arrow.Array, i int) parquet.Value { return parquet.BooleanValue(a.(*array.Boolean).Value(i)) }
+		return func(l *leaf, a arrow.Array, i int) { l.putBool(a.(*array.Boolean).Value(i)) }
 	case arrowconv.TinyInt:
-		return func(a arrow.Array, i int) parquet.Value { return parquet.Int32Value(int32(a.(*array.Int8).Value(i))) }
+		return func(l *leaf, a arrow.Array, i int) { l.putInt32(int32(a.(*array.Int8).Value(i))) }
 	case arrowconv.SmallInt:
-		return func(a arrow.Array, i int) parquet.Value { return parquet.Int32Value(int32(a.(*array.Int16).Value(i))) }
+		return func(l *leaf, a arrow.Array, i int) { l.putInt32(int32(a.(*array.Int16).Value(i))) }
 	case arrowconv.Int:
-		return func(a arrow.Array, i int) parquet.Value { return parquet.Int32Value(a.(*array.Int32).Value(i)) }
+		return func(l *leaf, a arrow.Array, i int) { l.putInt32(a.(*array.Int32).Value(i)) }
 	case arrowconv.BigInt:
-		return func(a arrow.Array, i int) parquet.Value { return parquet.Int64Value(a.(*array.Int64).Value(i)) }
+		return func(l *leaf, a arrow.Array, i int) { l.putInt64(a.(*array.Int64).Value(i)) }
 	case arrowconv.Float:
-		return func(a arrow.Array, i int) parquet.Value { return parquet.FloatValue(a.(*array.Float32).Value(i)) }
+		return func(l *leaf, a arrow.Array, i int) { l.putFloat(a.(*array.Float32).Value(i)) }
 	case arrowconv.Double:
-		return func(a arrow.Array, i int) parquet.Value { return parquet.DoubleValue(a.(*array.Float64).Value(i)) }
+		return func(l *leaf, a arrow.Array, i int) { l.putDouble(a.(*array.Float64).Value(i)) }
 	case arrowconv.Decimal:
 		switch {
 		case t.Precision <= 9:
-			return func(a arrow.Array, i int) parquet.Value {
-				return parquet.Int32Value(int32(a.(*array.Decimal128).Value(i).LowBits()))
+			return func(l *leaf, a arrow.Array, i int) {
+				l.putInt32(int32(a.(*array.Decimal128).Value(i).LowBits()))
 			}
 		case t.Precision <= 18:
-			return func(a arrow.Array, i int) parquet.Value {
-				return parquet.Int64Value(int64(a.(*array.Decimal128).Value(i).LowBits()))
+			return func(l *leaf, a arrow.Array, i int) {
+				l.putInt64(int64(a.(*array.Decimal128).Value(i).LowBits()))
 			}
 		}
 		n := decimalBytes(t.Precision)
-		return func(a arrow.Array, i int) parquet.Value {
-			return parquet.FixedLenByteArrayValue(l.bigEndian(a.(*array.Decimal128).Value(i), n))
+		return func(l *leaf, a arrow.Array, i int) {
+			var b [16]byte
+			l.putFixed(bigEndian(&b, a.(*array.Decimal128).Value(i), n))
 		}
 	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
-		return func(a arrow.Array, i int) parquet.Value {
+		return func(l *leaf, a arrow.Array, i int) {
 			s := a.(*array.String)
 			offs := s.ValueOffsets()
-			return parquet.ByteArrayValue(s.ValueBytes()[offs[i]:offs[i+1]])
+			l.putBytes(s.ValueBytes()[offs[i]:offs[i+1]])
 		}
 	case arrowconv.Binary, arrowconv.VarBinary, arrowconv.Bytes:
-		return func(a arrow.Array, i int) parquet.Value { return parquet.ByteArrayValue(a.(*array.Binary).Value(i)) }
+		return func(l *leaf, a arrow.Array, i int) { l.putBytes(a.(*array.Binary).Value(i)) }
 	case arrowconv.Date:
-		return func(a arrow.Array, i int) parquet.Value { return parquet.Int32Value(int32(a.(*array.Date32).Value(i))) }
+		return func(l *leaf, a arrow.Array, i int) { l.putInt32(int32(a.(*array.Date32).Value(i))) }
 	case arrowconv.Time:
-		return func(a arrow.Array, i int) parquet.Value { return parquet.Int32Value(int32(a.(*array.Time32).Value(i))) }
+		return func(l *leaf, a arrow.Array, i int) { l.putInt32(int32(a.(*array.Time32).Value(i))) }
 	case arrowconv.Timestamp, arrowconv.TimestampLTZ:
 		div := int64(1)
 		switch {
@@ -438,31 +517,27 @@ func leafValue(t arrowconv.Type, l *leafBuf) func(arrow.Array, int) parquet.Valu
 		case t.Precision <= 6:
 			div = 1e3
 		}
-		return func(a arrow.Array, i int) parquet.Value {
-			return parquet.Int64Value(floorDiv(int64(a.(*array.Timestamp).Value(i)), div))
+		return func(l *leaf, a arrow.Array, i int) {
+			l.putInt64(floorDiv(int64(a.(*array.Timestamp).Value(i)), div))
 		}
 	}
 	panic(fmt.Sprintf("writer: no Parquet leaf for %s", t))
 }
 
-// bigEndian renders a decimal as n big-endian two's-complement bytes in
-// the leaf's scratch storage (valid until the batch is written).
-func (l *leafBuf) bigEndian(v decimal128.Num, n int) []byte {
-	b := make([]byte, n)
+// bigEndian renders a decimal as n (≤ 16) big-endian two's-complement
+// bytes in b.
+func bigEndian(b *[16]byte, v decimal128.Num, n int) []byte {
 	hi, lo := uint64(v.HighBits()), v.LowBits()
 	for k := 0; k < n; k++ {
 		var byt byte
 		if k < 8 {
 			byt = byte(lo >> (8 * k))
-		} else if k < 16 {
+		} else {
 			byt = byte(hi >> (8 * (k - 8)))
-		} else if v.Sign() < 0 {
-			byt = 0xff
 		}
 		b[n-1-k] = byt
 	}
-	l.tmp = append(l.tmp, b)
-	return b
+	return b[:n]
 }
 
 // Write implements [Writer].
@@ -481,16 +556,21 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 				e(cols[k], i, 0, 0)
 			}
 		}
-		if err := p.writeLeaves(); err != nil {
-			return err
+		// Whole rows were added to every leaf: a page may end here.
+		for _, l := range p.leaves {
+			if l.pageFull() {
+				if err := l.flushPage(p.codec); err != nil {
+					return err
+				}
+				l.reset()
+			}
 		}
 		p.rows += end - start
 		start = end
 		if p.rows >= p.rgRows {
-			if err := recoverErr(p.w.Flush); err != nil {
-				return fmt.Errorf("writer: parquet: %w", err)
+			if err := p.flushRowGroup(); err != nil {
+				return err
 			}
-			p.rows = 0
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -499,45 +579,100 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	return nil
 }
 
-func (p *Parquet) writeLeaves() error {
-	cws := p.w.ColumnWriters()
-	for _, l := range p.leaves {
-		err := recoverErr(func() error {
-			_, err := cws[l.idx].WriteRowValues(l.vals)
+// flushRowGroup writes the column chunks of the row group under way.
+func (p *Parquet) flushRowGroup() error {
+	rg := format.RowGroup{NumRows: int64(p.rows), FileOffset: p.off, Ordinal: int16(len(p.rowGroups))}
+	cis := make([]*format.ColumnIndex, len(p.leaves))
+	ois := make([]format.OffsetIndex, len(p.leaves))
+	for i, l := range p.leaves {
+		if err := l.finishChunk(p.codec); err != nil {
 			return err
-		})
-		if err != nil {
-			return fmt.Errorf("writer: parquet: %w", err)
 		}
-		clear(l.vals)
-		l.vals = l.vals[:0]
-		l.tmp = l.tmp[:0]
+		off := p.off
+		if err := p.write(l.chunk); err != nil {
+			return err
+		}
+		cc, ci, oi := l.columnChunk(p.codec, off)
+		rg.Columns = append(rg.Columns, cc)
+		rg.TotalByteSize += cc.MetaData.TotalUncompressedSize
+		rg.TotalCompressedSize += cc.MetaData.TotalCompressedSize
+		cis[i], ois[i] = ci, oi
 	}
+	p.rowGroups = append(p.rowGroups, rg)
+	p.colIdx = append(p.colIdx, cis)
+	p.offIdx = append(p.offIdx, ois)
+	p.numRows += int64(p.rows)
+	p.rows = 0
 	return nil
 }
 
-// Close writes the footer and moves the file into place.
+// Close writes the last row group, the page indexes and the footer, and
+// moves the file into place.
 func (p *Parquet) Close() error {
-	if err := recoverErr(p.w.Close); err != nil {
+	if err := p.finish(); err != nil {
 		p.file.abort()
-		return fmt.Errorf("writer: parquet: %w", err)
+		return err
 	}
 	return p.file.commit()
 }
 
+func (p *Parquet) finish() error {
+	if p.rows > 0 {
+		if err := p.flushRowGroup(); err != nil {
+			return err
+		}
+	}
+	proto := new(thrift.CompactProtocol)
+	// Page indexes: every column index, then every offset index, as
+	// parquet-mr and parquet-go lay them out.
+	for r := range p.rowGroups {
+		for c := range p.rowGroups[r].Columns {
+			if p.colIdx[r][c] == nil {
+				continue
+			}
+			b, err := thrift.Marshal(proto, p.colIdx[r][c])
+			if err != nil {
+				return fmt.Errorf("writer: parquet column index: %w", err)
+			}
+			cc := &p.rowGroups[r].Columns[c]
+			cc.ColumnIndexOffset, cc.ColumnIndexLength = p.off, int32(len(b))
+			if err := p.write(b); err != nil {
+				return err
+			}
+		}
+	}
+	for r := range p.rowGroups {
+		for c := range p.rowGroups[r].Columns {
+			b, err := thrift.Marshal(proto, &p.offIdx[r][c])
+			if err != nil {
+				return fmt.Errorf("writer: parquet offset index: %w", err)
+			}
+			cc := &p.rowGroups[r].Columns[c]
+			cc.OffsetIndexOffset, cc.OffsetIndexLength = p.off, int32(len(b))
+			if err := p.write(b); err != nil {
+				return err
+			}
+		}
+	}
+	md := format.FileMetaData{
+		Version:          2,
+		Schema:           p.schema,
+		NumRows:          p.numRows,
+		RowGroups:        p.rowGroups,
+		KeyValueMetadata: p.kv,
+		CreatedBy:        "cdcetl",
+		ColumnOrders:     p.orders,
+	}
+	b, err := thrift.Marshal(proto, &md)
+	if err != nil {
+		return fmt.Errorf("writer: parquet footer: %w", err)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(b)))
+	return p.write(append(b, "PAR1"...))
+}
+
 // Abort removes the temporary file.
 func (p *Parquet) Abort() error { return p.file.abort() }
-
-// recoverErr turns a panic inside parquet-go into an error: a library
-// panic must not take the whole run down.
-func recoverErr(f func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("writer: parquet-go panicked: %v", r)
-		}
-	}()
-	return f()
-}
 
 // orderedGroup is a Parquet group that keeps its fields in declaration
 // order (parquet.Group is a map and sorts them by name).

@@ -1,0 +1,364 @@
+package writer
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// TestParquetReadBack writes random rows over many small pages and row
+// groups, then reads the file with parquet-go's reader (independent of
+// this writer's encoding code): every value with its levels, the chunk
+// statistics, and the page indexes, against what the test computes from
+// its own input.
+func TestParquetReadBack(t *testing.T) {
+	for _, dict := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dictionary=%v", dict), func(t *testing.T) {
+			defer func(p, d int) { pageBytes, dictLimitBytes = p, d }(pageBytes, dictLimitBytes)
+			pageBytes, dictLimitBytes = 512, 300 // many pages; the dictionary falls back to PLAIN in some row groups
+			testParquetReadBack(t, dict)
+		})
+	}
+}
+
+// tval is one expected leaf value: rep and def levels and, when defined,
+// its PLAIN bytes (byte arrays without length) and an ordering key.
+type tval struct {
+	rep, def int
+	null     bool
+	plain    []byte
+	nan      bool
+}
+
+func testParquetReadBack(t *testing.T, dict bool) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s, err := arrowconv.ParseColumns("i BIGINT, s STRING, d DOUBLE, dec DECIMAL(30, 3), b BOOLEAN, l ARRAY<STRING>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bld := arrowconv.NewBuilder(mem, s)
+	defer bld.Release()
+	rng := rand.New(rand.NewPCG(1, 2))
+	const rows, rgRows, leaves = 3000, 700, 7
+	strs := []string{"", "a", "b", "zz", "\xff\xfe", "a long string that is longer than sixteen bytes", "m"}
+	// want[row][leaf] are the leaf values of each row.
+	want := make([][leaves][]tval, rows)
+	le64 := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+	w, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{RowGroupRows: rgRows, Dictionary: dict, Metadata: map[string]string{"k": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := w.file.path
+	for n := 0; n < rows; {
+		batch := min(rows-n, 1+rng.IntN(900))
+		for range batch {
+			r := &want[n]
+			kind := arrowconv.RowKind(rng.IntN(4))
+			bld.AppendKind(kind)
+			r[0] = []tval{{plain: []byte(kind.String())}}
+			if rng.IntN(5) > 0 {
+				v := rng.Int64N(2000) - 1000
+				bld.Column(0).(*arrowconv.FixedCol[int64]).Append(v)
+				r[1] = []tval{{def: 1, plain: le64(uint64(v))}}
+			} else {
+				bld.Column(0).AppendNull()
+				r[1] = []tval{{null: true}}
+			}
+			if rng.IntN(5) > 0 {
+				v := strs[rng.IntN(len(strs))]
+				if rng.IntN(3) == 0 {
+					v = fmt.Sprintf("u%d", n) // unique values grow the dictionary
+				}
+				bld.Column(1).(*arrowconv.BytesCol).AppendString(v)
+				r[2] = []tval{{def: 1, plain: []byte(v)}}
+			} else {
+				bld.Column(1).AppendNull()
+				r[2] = []tval{{null: true}}
+			}
+			if rng.IntN(5) > 0 {
+				v := []float64{math.NaN(), 0, math.Copysign(0, -1), 1.5, -2.25, math.Inf(1)}[rng.IntN(6)]
+				if rng.IntN(2) == 0 {
+					v = rng.NormFloat64()
+				}
+				bld.Column(2).(*arrowconv.FixedCol[float64]).Append(v)
+				r[3] = []tval{{def: 1, plain: le64(math.Float64bits(v)), nan: v != v}}
+			} else {
+				bld.Column(2).AppendNull()
+				r[3] = []tval{{null: true}}
+			}
+			if rng.IntN(5) > 0 {
+				v := new(big.Int).Mul(big.NewInt(rng.Int64N(1e12)-5e11), big.NewInt(1e12))
+				num, _ := decimal128.FromString(v.String(), 38, 0)
+				bld.Column(3).(*arrowconv.FixedCol[decimal128.Num]).Append(num)
+				r[4] = []tval{{def: 1, plain: twosComplement(v, 13)}}
+			} else {
+				bld.Column(3).AppendNull()
+				r[4] = []tval{{null: true}}
+			}
+			if rng.IntN(5) > 0 {
+				v := rng.IntN(2) == 0
+				bld.Column(4).(*arrowconv.BoolCol).Append(v)
+				b := byte(0)
+				if v {
+					b = 1
+				}
+				r[5] = []tval{{def: 1, plain: []byte{b}}}
+			} else {
+				bld.Column(4).AppendNull()
+				r[5] = []tval{{null: true}}
+			}
+			switch lc := bld.Column(5).(*arrowconv.ListCol); rng.IntN(4) {
+			case 0:
+				lc.AppendNull()
+				r[6] = []tval{{null: true}}
+			case 1:
+				lc.Start()
+				r[6] = []tval{{def: 1, null: true}} // empty list
+			default:
+				lc.Start()
+				for k := range 1 + rng.IntN(3) {
+					e := strs[rng.IntN(len(strs))]
+					lc.Child.(*arrowconv.BytesCol).AppendString(e)
+					r[6] = append(r[6], tval{rep: min(k, 1), def: 3, plain: []byte(e)})
+				}
+			}
+			n++
+		}
+		rec := bld.Flush()
+		err := w.Write(context.Background(), rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := pf.Metadata()
+	if md.NumRows != rows || len(md.RowGroups) != (rows+rgRows-1)/rgRows {
+		t.Fatalf("%d rows in %d row groups", md.NumRows, len(md.RowGroups))
+	}
+	if len(md.KeyValueMetadata) != 1 || md.KeyValueMetadata[0].Key != "k" || md.KeyValueMetadata[0].Value != "v" {
+		t.Errorf("key/value metadata %v", md.KeyValueMetadata)
+	}
+	first, multiPage := 0, 0
+	for g, rg := range pf.RowGroups() {
+		n := int(rg.NumRows())
+		group := want[first : first+n]
+		for c, cc := range rg.ColumnChunks() {
+			// Values and levels, page by page.
+			var got []parquet.Value
+			pages := cc.Pages()
+			for {
+				p, err := pages.ReadPage()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("row group %d column %d: %v", g, c, err)
+				}
+				vals := make([]parquet.Value, p.NumValues())
+				if k, err := p.Values().ReadValues(vals); err != nil && err != io.EOF || k != len(vals) {
+					t.Fatalf("row group %d column %d: read %d of %d values: %v", g, c, k, len(vals), err)
+				}
+				got = append(got, vals...)
+			}
+			pages.Close()
+			var exp []tval
+			for _, r := range group {
+				exp = append(exp, r[c]...)
+			}
+			if len(got) != len(exp) {
+				t.Fatalf("row group %d column %d: %d values, want %d", g, c, len(got), len(exp))
+			}
+			for k, v := range got {
+				e := exp[k]
+				if v.RepetitionLevel() != e.rep || v.DefinitionLevel() != e.def && !e.null || v.IsNull() != e.null ||
+					!e.null && !bytes.Equal(v.Bytes(), e.plain) {
+					t.Fatalf("row group %d column %d value %d: got %v (r%d d%d), want %+v", g, c, k, v, v.RepetitionLevel(), v.DefinitionLevel(), e)
+				}
+			}
+			// Chunk statistics.
+			stats := md.RowGroups[g].Columns[c].MetaData.Statistics
+			lo, hi, nulls := expectBounds(c, exp)
+			if stats.NullCount != nulls || !bytes.Equal(stats.MinValue, lo) || !bytes.Equal(stats.MaxValue, hi) {
+				t.Errorf("row group %d column %d: statistics nulls %d min %x max %x, want %d %x %x", g, c, stats.NullCount, stats.MinValue, stats.MaxValue, nulls, lo, hi)
+			}
+			// Page indexes: each page's rows hold its null count and lie
+			// within its bounds, which are exact unless truncated.
+			oi, err := cc.OffsetIndex()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ci, err := cc.ColumnIndex()
+			if err != nil {
+				if c == 3 {
+					continue // NaN-only pages leave the DOUBLE column without a column index
+				}
+				t.Fatalf("row group %d column %d: %v", g, c, err)
+			}
+			if oi.NumPages() > 1 {
+				multiPage++
+			}
+			if ci.NumPages() != oi.NumPages() {
+				t.Errorf("row group %d column %d: %d column-index pages, %d offset-index pages", g, c, ci.NumPages(), oi.NumPages())
+			}
+			for p := range oi.NumPages() {
+				from, to := int(oi.FirstRowIndex(p)), n
+				if p+1 < oi.NumPages() {
+					to = int(oi.FirstRowIndex(p + 1))
+				}
+				var pv []tval
+				for _, r := range group[from:to] {
+					pv = append(pv, r[c]...)
+				}
+				lo, hi, nulls := expectBounds(c, pv)
+				gotLo, gotHi := ci.MinValue(p).Bytes(), ci.MaxValue(p).Bytes()
+				if ci.NullCount(p) != nulls || ci.NullPage(p) != (int(nulls) == len(pv)) {
+					t.Errorf("row group %d column %d page %d: %d nulls (null page %v), want %d of %d", g, c, p, ci.NullCount(p), ci.NullPage(p), nulls, len(pv))
+				}
+				if c == 2 || c == 6 { // strings: truncated to 16 bytes, still bounds
+					if len(gotLo) > 16 || len(gotHi) > 16 || !strings.HasPrefix(string(lo), string(gotLo)) || bytes.Compare(gotHi, hi) < 0 {
+						t.Errorf("row group %d column %d page %d: bounds %q %q do not cover %q %q", g, c, p, gotLo, gotHi, lo, hi)
+					}
+				} else if !bytes.Equal(gotLo, lo) || !bytes.Equal(gotHi, hi) {
+					t.Errorf("row group %d column %d page %d: bounds %x %x, want %x %x", g, c, p, gotLo, gotHi, lo, hi)
+				}
+			}
+		}
+		first += n
+	}
+	if multiPage < 10 {
+		t.Errorf("only %d column chunks have several pages", multiPage)
+	}
+}
+
+// expectBounds computes the Parquet min/max (PLAIN) and null count of
+// leaf c's values in the leaf's sort order, NaN excluded, zero bounds
+// signed as the format asks.
+func expectBounds(c int, vals []tval) (lo, hi []byte, nulls int64) {
+	less := func(a, b []byte) bool { return bytes.Compare(a, b) < 0 }
+	switch c {
+	case 1: // INT64
+		less = func(a, b []byte) bool {
+			return int64(binary.LittleEndian.Uint64(a)) < int64(binary.LittleEndian.Uint64(b))
+		}
+	case 3: // DOUBLE
+		less = func(a, b []byte) bool {
+			return math.Float64frombits(binary.LittleEndian.Uint64(a)) < math.Float64frombits(binary.LittleEndian.Uint64(b))
+		}
+	case 4: // DECIMAL as two's complement
+		less = func(a, b []byte) bool { return fromTwosComplement(a).Cmp(fromTwosComplement(b)) < 0 }
+	}
+	for _, v := range vals {
+		if v.null {
+			nulls++
+			continue
+		}
+		if v.nan {
+			continue
+		}
+		if lo == nil || less(v.plain, lo) {
+			lo = v.plain
+		}
+		if hi == nil || less(hi, v.plain) {
+			hi = v.plain
+		}
+	}
+	if c == 3 && lo != nil {
+		if math.Float64frombits(binary.LittleEndian.Uint64(lo)) == 0 {
+			lo = binary.LittleEndian.AppendUint64(nil, math.Float64bits(math.Copysign(0, -1)))
+		}
+		if math.Float64frombits(binary.LittleEndian.Uint64(hi)) == 0 {
+			hi = make([]byte, 8)
+		}
+	}
+	return lo, hi, nulls
+}
+
+func twosComplement(v *big.Int, n int) []byte {
+	x := new(big.Int).Set(v)
+	if x.Sign() < 0 {
+		x.Add(x, new(big.Int).Lsh(big.NewInt(1), uint(8*n)))
+	}
+	return x.FillBytes(make([]byte, n))
+}
+
+func fromTwosComplement(b []byte) *big.Int {
+	x := new(big.Int).SetBytes(b)
+	if len(b) > 0 && b[0]&0x80 != 0 {
+		x.Sub(x, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+	}
+	return x
+}
+
+// TestFloatBounds checks the statistics rules for floating point: NaN is
+// never a bound, a zero min is written -0 and a zero max +0.
+func TestFloatBounds(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	for _, c := range []struct {
+		in     []float64
+		lo, hi float64
+		has    bool
+	}{
+		{[]float64{0}, negZero, 0, true},
+		{[]float64{negZero}, negZero, 0, true},
+		{[]float64{math.NaN(), 3, negZero, math.NaN()}, negZero, 3, true},
+		{[]float64{-1, 0}, -1, 0, true},
+		{[]float64{math.NaN()}, 0, 0, false},
+	} {
+		var b bounds
+		for _, v := range c.in {
+			b.float(v)
+		}
+		if b.has != c.has {
+			t.Errorf("%v: has bounds %v", c.in, b.has)
+			continue
+		}
+		if !b.has {
+			continue
+		}
+		lo, hi := b.encode(format.Double)
+		for _, k := range []struct {
+			got  []byte
+			want float64
+		}{{lo, c.lo}, {hi, c.hi}} {
+			if g := binary.LittleEndian.Uint64(k.got); g != math.Float64bits(k.want) {
+				t.Errorf("%v: bound %v, want %v", c.in, math.Float64frombits(g), k.want)
+			}
+		}
+		lo32, hi32 := b.encode(format.Float)
+		if math.Float32frombits(binary.LittleEndian.Uint32(lo32)) != float32(c.lo) || math.Float32frombits(binary.LittleEndian.Uint32(hi32)) != float32(c.hi) ||
+			math.Signbit(float64(math.Float32frombits(binary.LittleEndian.Uint32(lo32)))) != math.Signbit(c.lo) {
+			t.Errorf("%v: FLOAT bounds %x %x", c.in, lo32, hi32)
+		}
+	}
+}

@@ -1,0 +1,612 @@
+package writer
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding/rle"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// The column-chunk encoder. Values arrive already typed (straight from the
+// Arrow arrays), are PLAIN- or dictionary-encoded into a page buffer with
+// their levels, and a full page is compressed into the chunk buffer at
+// once: no per-value boxing, one copy of each value before compression.
+// parquet-go provides the Thrift structures, the Thrift compact encoder
+// and the RLE/bit-packing hybrid; the page and chunk layout is ours.
+
+// Page and dictionary sizes (variables so tests can force many pages and
+// the dictionary fallback).
+var (
+	pageBytes      = 1 << 20 // target uncompressed bytes per page
+	dictLimitBytes = 1 << 20 // dictionary larger than this: fall back to PLAIN
+)
+
+const indexTruncate = 16 // page index min/max length, as parquet-go writes
+
+// leaf is one leaf column of the file schema and its chunk under way.
+type leaf struct {
+	path    []string
+	phys    format.Type
+	typeLen int  // FIXED_LEN_BYTE_ARRAY length
+	signed  bool // FIXED_LEN_BYTE_ARRAY ordered as signed (decimals)
+	maxRep  int
+	maxDef  int
+	order   format.ColumnOrder
+
+	// dict: dictionary-encode this leaf (whole chunk buffered, PLAIN
+	// fallback when the dictionary grows past dictLimitBytes). fixedDict
+	// is a dictionary known up front (_rowkind): values are indices.
+	dict      bool
+	fixedDict [][]byte
+	dictIdx   map[string]int32
+	dictVals  [][]byte
+	dictBytes int
+	idx       []int32
+	used      uint64 // fixedDict entries used in the page (bit per index)
+
+	// The page under way (for dictionary leaves, the whole chunk).
+	rep, def []uint8
+	vals     []byte
+	nbits    int // booleans: bits used in vals
+	nValues  int // level entries
+	nNulls   int
+	nRows    int
+	pb       bounds
+
+	// The chunk under way.
+	chunk        []byte
+	firstPage    int // offset of the first data page in chunk (after a dictionary page)
+	hasDictPage  bool
+	cb           bounds
+	chunkValues  int64
+	chunkNulls   int64
+	uncompressed int64
+	chunkRows    int64
+	pageLocs     []format.PageLocation // offsets relative to the chunk
+	colIndex     format.ColumnIndex
+	encodings    []format.Encoding
+	noColIndex   bool
+
+	scratch []byte
+	levels  []byte
+}
+
+// bounds tracks the min and max of the non-null values of a page or chunk
+// in the column's sort order.
+type bounds struct {
+	has    bool
+	i0, i1 int64
+	f0, f1 float64
+	b0, b1 []byte
+}
+
+func (l *leaf) reset() {
+	l.rep, l.def, l.vals, l.idx = l.rep[:0], l.def[:0], l.vals[:0], l.idx[:0]
+	l.nbits, l.nValues, l.nNulls, l.nRows = 0, 0, 0, 0
+	l.pb.has = false
+}
+
+// level records one value position: rep and def levels, row and null
+// counts. A null (def < maxDef) has no value; otherwise the caller puts one.
+func (l *leaf) level(rep, def int) {
+	if l.maxRep > 0 {
+		l.rep = append(l.rep, uint8(rep))
+	}
+	if l.maxDef > 0 {
+		l.def = append(l.def, uint8(def))
+	}
+	if rep == 0 {
+		l.nRows++
+	}
+	if def < l.maxDef {
+		l.nNulls++
+	}
+	l.nValues++
+}
+
+// defined records a present value of a flat optional column (the common
+// case, kept small so it inlines).
+func (l *leaf) defined() {
+	l.def = append(l.def, 1)
+	l.nRows++
+	l.nValues++
+}
+
+// null records a null of a flat optional column.
+func (l *leaf) null() {
+	l.def = append(l.def, 0)
+	l.nRows++
+	l.nNulls++
+	l.nValues++
+}
+
+func (l *leaf) putInt32(v int32) {
+	l.vals = binary.LittleEndian.AppendUint32(l.vals, uint32(v))
+	l.pb.int(int64(v))
+}
+
+func (l *leaf) putInt64(v int64) {
+	l.vals = binary.LittleEndian.AppendUint64(l.vals, uint64(v))
+	l.pb.int(v)
+}
+
+func (b *bounds) int(v int64) {
+	if !b.has {
+		b.has, b.i0, b.i1 = true, v, v
+		return
+	}
+	if v < b.i0 {
+		b.i0 = v
+	}
+	if v > b.i1 {
+		b.i1 = v
+	}
+}
+
+func (l *leaf) putFloat(v float32) {
+	l.vals = binary.LittleEndian.AppendUint32(l.vals, math.Float32bits(v))
+	l.pb.float(float64(v))
+}
+
+func (l *leaf) putDouble(v float64) {
+	l.vals = binary.LittleEndian.AppendUint64(l.vals, math.Float64bits(v))
+	l.pb.float(v)
+}
+
+// float takes a value into the bounds; NaN never does (readers would
+// prune wrongly with it).
+func (b *bounds) float(v float64) {
+	if v != v {
+		return
+	}
+	if !b.has {
+		b.has, b.f0, b.f1 = true, v, v
+		return
+	}
+	if v < b.f0 || (v == 0 && b.f0 == 0 && math.Signbit(v)) {
+		b.f0 = v
+	}
+	if v > b.f1 || (v == 0 && b.f1 == 0 && !math.Signbit(v)) {
+		b.f1 = v
+	}
+}
+
+func (l *leaf) putBool(v bool) {
+	if l.nbits%8 == 0 {
+		l.vals = append(l.vals, 0)
+	}
+	if v {
+		l.vals[len(l.vals)-1] |= 1 << (l.nbits % 8)
+	}
+	l.nbits++
+	n := int64(0)
+	if v {
+		n = 1
+	}
+	l.pb.int(n)
+}
+
+// putBytes puts a BYTE_ARRAY value: into the dictionary when the leaf is
+// dictionary-encoded, else PLAIN (length prefix and bytes).
+func (l *leaf) putBytes(v []byte) {
+	if l.dict {
+		i, ok := l.dictIdx[string(v)]
+		if !ok {
+			i = int32(len(l.dictVals))
+			c := string(v)
+			l.dictIdx[c] = i
+			l.dictVals = append(l.dictVals, []byte(c))
+			l.dictBytes += 4 + len(v)
+		}
+		l.idx = append(l.idx, i) // bounds are taken when the chunk is cut into pages
+		return
+	}
+	l.vals = binary.LittleEndian.AppendUint32(l.vals, uint32(len(v)))
+	l.vals = append(l.vals, v...)
+	l.pb.bytes(v, false)
+}
+
+// putFixed puts a FIXED_LEN_BYTE_ARRAY value (exactly typeLen bytes).
+func (l *leaf) putFixed(v []byte) {
+	l.vals = append(l.vals, v...)
+	l.pb.bytes(v, l.signed)
+}
+
+// putIndex puts a value of a fixed dictionary by its index.
+func (l *leaf) putIndex(i int32) {
+	l.idx = append(l.idx, i)
+	l.used |= 1 << i
+}
+
+func (b *bounds) bytes(v []byte, signed bool) {
+	if !b.has {
+		b.has = true
+		b.b0, b.b1 = append(b.b0[:0], v...), append(b.b1[:0], v...)
+		return
+	}
+	if compareBytes(v, b.b0, signed) < 0 {
+		b.b0 = append(b.b0[:0], v...)
+	}
+	if compareBytes(v, b.b1, signed) > 0 {
+		b.b1 = append(b.b1[:0], v...)
+	}
+}
+
+// compareBytes orders byte arrays unsigned byte-wise, or, for fixed-length
+// two's-complement decimals, as signed numbers.
+func compareBytes(a, b []byte, signed bool) int {
+	if signed && len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		if int8(a[0]) < int8(b[0]) {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a, b)
+}
+
+// merge takes page bounds o into chunk bounds b.
+func (b *bounds) merge(o *bounds, phys format.Type, signed bool) {
+	if !o.has {
+		return
+	}
+	switch phys {
+	case format.Float, format.Double:
+		b.float(o.f0)
+		b.float(o.f1)
+	case format.ByteArray, format.FixedLenByteArray:
+		b.bytes(o.b0, signed)
+		b.bytes(o.b1, signed)
+	default:
+		b.int(o.i0)
+		b.int(o.i1)
+	}
+}
+
+// encode renders the bounds as Parquet statistics values (PLAIN, byte
+// arrays without their length).
+func (b *bounds) encode(phys format.Type) (lo, hi []byte) {
+	switch phys {
+	case format.Boolean:
+		return []byte{byte(b.i0)}, []byte{byte(b.i1)}
+	case format.Int32:
+		return binary.LittleEndian.AppendUint32(nil, uint32(b.i0)), binary.LittleEndian.AppendUint32(nil, uint32(b.i1))
+	case format.Int64:
+		return binary.LittleEndian.AppendUint64(nil, uint64(b.i0)), binary.LittleEndian.AppendUint64(nil, uint64(b.i1))
+	case format.Float:
+		f0, f1 := float32(b.f0), float32(b.f1)
+		if f0 == 0 {
+			f0 = float32(math.Copysign(0, -1)) // the spec: a zero min is written as -0
+		}
+		if f1 == 0 {
+			f1 = 0
+		}
+		return binary.LittleEndian.AppendUint32(nil, math.Float32bits(f0)), binary.LittleEndian.AppendUint32(nil, math.Float32bits(f1))
+	case format.Double:
+		f0, f1 := b.f0, b.f1
+		if f0 == 0 {
+			f0 = math.Copysign(0, -1)
+		}
+		if f1 == 0 {
+			f1 = 0
+		}
+		return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f0)), binary.LittleEndian.AppendUint64(nil, math.Float64bits(f1))
+	}
+	return bytes.Clone(b.b0), bytes.Clone(b.b1)
+}
+
+// truncateBounds shortens byte-array page-index bounds to n bytes: the
+// min to a prefix (still a lower bound), the max to a prefix with its last
+// byte incremented (still an upper bound; kept whole when that is
+// impossible).
+func truncateBounds(lo, hi []byte, n int, signed bool) ([]byte, []byte) {
+	if signed {
+		return lo, hi // fixed-length decimals are short and must keep their length
+	}
+	if len(lo) > n {
+		lo = lo[:n]
+	}
+	if len(hi) > n {
+		t := bytes.Clone(hi[:n])
+		for i := n - 1; i >= 0; i-- {
+			if t[i] != 0xFF {
+				t[i]++
+				return lo, t[:i+1]
+			}
+		}
+	}
+	return lo, hi
+}
+
+// pageFull says whether the page under way should be written now.
+func (l *leaf) pageFull() bool {
+	return !l.dict && len(l.vals)+len(l.def)+len(l.rep) >= pageBytes
+}
+
+// flushPage encodes the page under way into the chunk.
+func (l *leaf) flushPage(codec compress.Codec) error {
+	if l.nValues == 0 {
+		return nil
+	}
+	var values []byte
+	enc := format.Plain
+	if l.fixedDict != nil {
+		for i, v := range l.fixedDict {
+			if l.used&(1<<i) != 0 {
+				l.pb.bytes(v, false)
+			}
+		}
+		l.used = 0
+	}
+	if l.fixedDict != nil {
+		enc = format.RLEDictionary
+		width := bits.Len32(uint32(max(len(l.fixedDict)-1, 0)))
+		e := rle.Encoding{BitWidth: width}
+		var err error
+		l.scratch, err = e.EncodeInt32(l.scratch[:0], l.idx)
+		if err != nil {
+			return fmt.Errorf("writer: parquet dictionary indices: %w", err)
+		}
+		values = append([]byte{byte(width)}, l.scratch...)
+	} else {
+		values = l.vals
+	}
+	return l.writeDataPage(codec, enc, values, l.rep, l.def, l.nValues, l.nNulls, l.nRows, &l.pb)
+}
+
+// writeDataPage appends one DATA_PAGE_V2 (levels uncompressed, values
+// compressed) to the chunk and records it in the page indexes.
+func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values []byte, rep, def []uint8, nValues, nNulls, nRows int, pb *bounds) error {
+	l.levels = l.levels[:0]
+	var repLen, defLen int
+	var err error
+	if l.maxRep > 0 {
+		e := rle.Encoding{BitWidth: bits.Len(uint(l.maxRep))}
+		if l.scratch, err = e.EncodeLevels(l.scratch[:0], rep); err != nil {
+			return fmt.Errorf("writer: parquet repetition levels: %w", err)
+		}
+		l.levels = append(l.levels, l.scratch...)
+		repLen = len(l.scratch)
+	}
+	if l.maxDef > 0 {
+		e := rle.Encoding{BitWidth: bits.Len(uint(l.maxDef))}
+		if l.scratch, err = e.EncodeLevels(l.scratch[:0], def); err != nil {
+			return fmt.Errorf("writer: parquet definition levels: %w", err)
+		}
+		l.levels = append(l.levels, l.scratch...)
+		defLen = len(l.scratch)
+	}
+	compressed, err := codec.Encode(l.scratch[:0], values)
+	if err != nil {
+		return fmt.Errorf("writer: parquet %s: %w", codec, err)
+	}
+	l.scratch = compressed
+	h := format.PageHeader{
+		Type:                 format.DataPageV2,
+		UncompressedPageSize: int32(len(l.levels) + len(values)),
+		CompressedPageSize:   int32(len(l.levels) + len(compressed)),
+	}
+	h.DataPageHeaderV2.Set(format.DataPageHeaderV2{
+		NumValues:                  int32(nValues),
+		NumNulls:                   int32(nNulls),
+		NumRows:                    int32(nRows),
+		Encoding:                   enc,
+		DefinitionLevelsByteLength: int32(defLen),
+		RepetitionLevelsByteLength: int32(repLen),
+		IsCompressed:               thrift.New(codec.CompressionCodec() != format.Uncompressed),
+	})
+	header, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
+	if err != nil {
+		return fmt.Errorf("writer: parquet page header: %w", err)
+	}
+	l.pageLocs = append(l.pageLocs, format.PageLocation{
+		Offset:             int64(len(l.chunk)),
+		CompressedPageSize: int32(len(header)) + h.CompressedPageSize,
+		FirstRowIndex:      l.chunkRows,
+	})
+	l.chunk = append(l.chunk, header...)
+	l.chunk = append(l.chunk, l.levels...)
+	l.chunk = append(l.chunk, compressed...)
+	l.uncompressed += int64(len(header)) + int64(h.UncompressedPageSize)
+	l.addEncoding(enc)
+
+	ci := &l.colIndex
+	if nNulls < nValues && !pb.has {
+		l.noColIndex = true // values, all NaN: no bounds to give, so no column index
+	}
+	ci.NullPages = append(ci.NullPages, nNulls == nValues)
+	ci.NullCounts = append(ci.NullCounts, int64(nNulls))
+	if pb.has {
+		lo, hi := pb.encode(l.phys)
+		if l.phys == format.ByteArray {
+			lo, hi = truncateBounds(lo, hi, indexTruncate, false)
+		}
+		ci.MinValues = append(ci.MinValues, lo)
+		ci.MaxValues = append(ci.MaxValues, hi)
+	} else {
+		ci.MinValues = append(ci.MinValues, []byte{})
+		ci.MaxValues = append(ci.MaxValues, []byte{})
+	}
+	l.cb.merge(pb, l.phys, l.signed)
+	l.chunkValues += int64(nValues)
+	l.chunkNulls += int64(nNulls)
+	l.chunkRows += int64(nRows)
+	return nil
+}
+
+func (l *leaf) addEncoding(e format.Encoding) {
+	for _, x := range l.encodings {
+		if x == e {
+			return
+		}
+	}
+	l.encodings = append(l.encodings, e)
+}
+
+// finishChunk writes what is left of the chunk's pages. Dictionary leaves
+// are encoded here, from the whole chunk: a dictionary page and index
+// pages, or PLAIN pages when the dictionary grew too large.
+func (l *leaf) finishChunk(codec compress.Codec) error {
+	if l.fixedDict != nil {
+		if l.nValues > 0 {
+			if err := l.writeDictPage(codec, l.fixedDict); err != nil {
+				return err
+			}
+		}
+		err := l.flushPage(codec)
+		l.reset()
+		return err
+	}
+	if !l.dict {
+		err := l.flushPage(codec)
+		l.reset()
+		return err
+	}
+	defer func() {
+		l.reset()
+		clear(l.dictIdx)
+		l.dictVals, l.dictBytes = l.dictVals[:0], 0
+	}()
+	if l.nValues == 0 {
+		return nil
+	}
+	useDict := l.dictBytes <= dictLimitBytes
+	if useDict {
+		if err := l.writeDictPage(codec, l.dictVals); err != nil {
+			return err
+		}
+	}
+	// Cut the buffered chunk into pages at row starts.
+	rep, def, idx := l.rep, l.def, l.idx
+	width := bits.Len32(uint32(max(len(l.dictVals)-1, 0)))
+	vi := 0 // index into idx of the page's first value
+	for start := 0; start < l.nValues; {
+		var pb bounds
+		var page []byte
+		end, nNulls, nRows, vend := start, 0, 0, vi
+		size := 0
+		for end < l.nValues {
+			if end > start && (l.maxRep == 0 || rep[end] == 0) && size >= pageBytes {
+				break
+			}
+			if l.maxRep == 0 || rep[end] == 0 {
+				nRows++
+			}
+			if l.maxDef > 0 && int(def[end]) < l.maxDef {
+				nNulls++
+			} else {
+				v := l.dictVals[idx[vend]]
+				pb.bytes(v, false)
+				if useDict {
+					size += 4
+				} else {
+					size += 4 + len(v)
+					page = binary.LittleEndian.AppendUint32(page, uint32(len(v)))
+					page = append(page, v...)
+				}
+				vend++
+			}
+			end++
+		}
+		enc := format.Plain
+		if useDict {
+			e := rle.Encoding{BitWidth: width}
+			var err error
+			if l.scratch, err = e.EncodeInt32(l.scratch[:0], idx[vi:vend]); err != nil {
+				return fmt.Errorf("writer: parquet dictionary indices: %w", err)
+			}
+			page = append([]byte{byte(width)}, l.scratch...)
+			enc = format.RLEDictionary
+		}
+		var r, d []uint8
+		if l.maxRep > 0 {
+			r = rep[start:end]
+		}
+		if l.maxDef > 0 {
+			d = def[start:end]
+		}
+		if err := l.writeDataPage(codec, enc, page, r, d, end-start, nNulls, nRows, &pb); err != nil {
+			return err
+		}
+		start, vi = end, vend
+	}
+	return nil
+}
+
+// writeDictPage writes the dictionary page, which must come first in the
+// chunk.
+func (l *leaf) writeDictPage(codec compress.Codec, vals [][]byte) error {
+	var plain []byte
+	for _, v := range vals {
+		plain = binary.LittleEndian.AppendUint32(plain, uint32(len(v)))
+		plain = append(plain, v...)
+	}
+	compressed, err := codec.Encode(nil, plain)
+	if err != nil {
+		return fmt.Errorf("writer: parquet %s: %w", codec, err)
+	}
+	h := format.PageHeader{
+		Type:                 format.DictionaryPage,
+		UncompressedPageSize: int32(len(plain)),
+		CompressedPageSize:   int32(len(compressed)),
+	}
+	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: int32(len(vals)), Encoding: format.Plain})
+	header, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
+	if err != nil {
+		return fmt.Errorf("writer: parquet page header: %w", err)
+	}
+	l.chunk = append(l.chunk, header...)
+	l.chunk = append(l.chunk, compressed...)
+	l.uncompressed += int64(len(header) + len(plain))
+	l.firstPage = len(l.chunk)
+	l.hasDictPage = true
+	l.addEncoding(format.Plain)
+	return nil
+}
+
+// columnChunk describes the finished chunk, written at file offset off, and
+// resets the chunk state.
+func (l *leaf) columnChunk(codec compress.Codec, off int64) (format.ColumnChunk, *format.ColumnIndex, format.OffsetIndex) {
+	md := format.ColumnMetaData{
+		Type:                  l.phys,
+		Encoding:              append(thrift.Slice[format.Encoding]{format.RLE}, l.encodings...),
+		PathInSchema:          l.path,
+		Codec:                 codec.CompressionCodec(),
+		NumValues:             l.chunkValues,
+		TotalUncompressedSize: l.uncompressed,
+		TotalCompressedSize:   int64(len(l.chunk)),
+		DataPageOffset:        off + int64(l.firstPage),
+	}
+	if l.hasDictPage {
+		md.DictionaryPageOffset = off
+	}
+	md.Statistics.NullCount = l.chunkNulls
+	if l.cb.has {
+		md.Statistics.MinValue, md.Statistics.MaxValue = l.cb.encode(l.phys)
+	}
+	oi := format.OffsetIndex{PageLocations: l.pageLocs}
+	for i := range oi.PageLocations {
+		oi.PageLocations[i].Offset += off
+	}
+	var ci *format.ColumnIndex
+	if !l.noColIndex {
+		ci = &format.ColumnIndex{}
+		*ci = l.colIndex
+		ci.BoundaryOrder = format.Unordered
+	}
+	cc := format.ColumnChunk{FileOffset: off, MetaData: md}
+	l.noColIndex = false
+
+	l.chunk, l.firstPage, l.hasDictPage = l.chunk[:0], 0, false
+	l.cb.has = false
+	l.chunkValues, l.chunkNulls, l.uncompressed, l.chunkRows = 0, 0, 0, 0
+	l.pageLocs = nil
+	l.colIndex = format.ColumnIndex{}
+	l.encodings = l.encodings[:0]
+	return cc, ci, oi
+}
