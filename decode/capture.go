@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"slices"
+
 	"github.com/buger/jsonparser"
 )
 
@@ -12,6 +14,7 @@ import (
 // envKey is one key of the previous message's envelope (idx -1: not read).
 type envKey struct {
 	name string
+	fast string // plainKey(name): what the scanner may match raw
 	idx  int
 }
 
@@ -67,6 +70,9 @@ func (d *base) capture(i int) (int, error) {
 	return d.captureEnvelope(i, 0)
 }
 
+// maxEnvKeys bounds the remembered envelope key order.
+const maxEnvKeys = 64
+
 // captureEnvelope captures the members of an envelope object. With
 // schema-include the root (level 0) holds only "schema" and "payload", and
 // the payload (level 1) the rest.
@@ -77,90 +83,118 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 	order := d.keyOrder[level]
 	pos := 0
 	defer func() { d.keyOrder[level] = order }()
+	if len(order) > 0 && !d.noPredict {
+		sc.expect = order[0].fast
+	}
 	return sc.object(i, func(k []byte, vi int) (int, error) {
-		var idx int
-		var ok bool
-		if pos < len(order) && order[pos].name == string(k) {
-			idx = order[pos].idx
-			ok = idx >= 0
-		} else {
-			if idx, ok = d.envIdx[string(k)]; !ok {
-				idx = -1
+		if !(pos < len(order) && (sc.hit || order[pos].name == string(k))) {
+			// Not the predicted key: messages of one stream differ in
+			// optional fields (maxwell's "old"), so the order is the union of
+			// the keys seen, searched before hashing.
+			j := 0
+			for j < len(order) && order[j].name != string(k) {
+				j++
 			}
-			order = append(order[:pos], envKey{d.internKey(k), idx})
+			if j == len(order) {
+				idx, ok := d.envIdx[string(k)]
+				if !ok {
+					idx = -1
+				}
+				if len(order) >= maxEnvKeys { // garbage keys must not grow it without bound
+					order, j = order[:0], 0
+				} else {
+					j = min(pos, len(order))
+				}
+				name := d.internKey(k)
+				order = slices.Insert(order, j, envKey{name, plainKey(name), idx})
+			}
+			pos = j
 		}
+		idx := order[pos].idx
+		ok := idx >= 0
 		pos++
-		if ok && d.opts.SchemaInclude {
-			isRoot := idx == 0 || idx == d.payloadField // "schema", "payload"
-			ok = isRoot == (level == 0)
+		next, err := d.captureMember(idx, ok, level, vi)
+		if pos < len(order) && !d.noPredict {
+			sc.expect = order[pos].fast // after the value: its own objects predict their keys
 		}
-		if !ok {
-			_, next, err := sc.value(vi)
-			return next, err
-		}
-		vi = skipWS(sc.msg, vi)
-		start := vi
-		var next int
-		var err error
-		c := byte(0)
-		if vi < len(sc.msg) {
-			c = sc.msg[vi]
-		}
-		if idx == d.markField {
-			sc.mark = d.markFn
-		}
-		switch {
-		case d.opts.SchemaInclude && idx == d.payloadField && c == '{':
-			next, err = d.captureEnvelope(vi, 1)
-			if err == nil {
-				d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
-			}
-		case idx == d.srcField && c == '{':
-			for k := range d.src { // a repeated "source" replaces the earlier one whole
-				d.src[k] = slot{t: jsonparser.NotExist}
-			}
-			next, err = sc.object(vi, func(k []byte, vi int) (int, error) {
-				p := sourcePropIndex(k) // before the value's keys overwrite k
-				v, n, err := sc.value(vi)
-				if err == nil && p >= 0 {
-					d.src[p] = v
-				}
-				return n, err
-			})
-			if err == nil {
-				d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
-			}
-		case d.rowKinds[idx] == rowObject && c == '{':
-			next, err = d.captureRow(vi)
-			if err == nil {
-				d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
-			}
-		case d.rowKinds[idx] == rowArray && c == '[':
-			elems := d.elems[idx][:0]
-			next, err = sc.array(vi, func(ei int) (int, error) {
-				if ei < len(sc.msg) && sc.msg[ei] == '{' {
-					n, err := d.captureRow(ei)
-					if err == nil {
-						elems = append(elems, slot{sc.msg[ei:n], jsonparser.Object})
-					}
-					return n, err
-				}
-				v, n, err := sc.value(ei)
-				elems = append(elems, v)
-				return n, err
-			})
-			d.elems[idx] = elems
-			if err == nil {
-				d.env[idx] = slot{sc.msg[start:next], jsonparser.Array}
-			}
-		default:
-			var v slot
-			v, next, err = sc.value(vi)
-			d.env[idx] = v
-		}
-		sc.mark = nil
 		return next, err
 	})
+}
+
+// captureMember captures (or only validates) the value of envelope field
+// idx at vi and returns the index after it.
+func (d *base) captureMember(idx int, ok bool, level, vi int) (int, error) {
+	sc := &d.sc
+	if ok && d.opts.SchemaInclude {
+		isRoot := idx == 0 || idx == d.payloadField // "schema", "payload"
+		ok = isRoot == (level == 0)
+	}
+	if !ok {
+		_, next, err := sc.value(vi)
+		return next, err
+	}
+	vi = skipWS(sc.msg, vi)
+	start := vi
+	var next int
+	var err error
+	c := byte(0)
+	if vi < len(sc.msg) {
+		c = sc.msg[vi]
+	}
+	if idx == d.markField {
+		sc.mark = d.markFn
+	}
+	switch {
+	case d.opts.SchemaInclude && idx == d.payloadField && c == '{':
+		next, err = d.captureEnvelope(vi, 1)
+		if err == nil {
+			d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
+		}
+	case idx == d.srcField && c == '{':
+		for k := range d.src { // a repeated "source" replaces the earlier one whole
+			d.src[k] = slot{t: jsonparser.NotExist}
+		}
+		next, err = sc.object(vi, func(k []byte, vi int) (int, error) {
+			p := sourcePropIndex(k) // before the value's keys overwrite k
+			v, n, err := sc.value(vi)
+			if err == nil && p >= 0 {
+				d.src[p] = v
+			}
+			return n, err
+		})
+		if err == nil {
+			d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
+		}
+	case d.rowKinds[idx] == rowObject && c == '{':
+		next, err = d.captureRow(vi)
+		if err == nil {
+			d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
+		}
+	case d.rowKinds[idx] == rowArray && c == '[':
+		elems := d.elems[idx][:0]
+		next, err = sc.array(vi, func(ei int) (int, error) {
+			if ei < len(sc.msg) && sc.msg[ei] == '{' {
+				n, err := d.captureRow(ei)
+				if err == nil {
+					elems = append(elems, slot{sc.msg[ei:n], jsonparser.Object})
+				}
+				return n, err
+			}
+			v, n, err := sc.value(ei)
+			elems = append(elems, v)
+			return n, err
+		})
+		d.elems[idx] = elems
+		if err == nil {
+			d.env[idx] = slot{sc.msg[start:next], jsonparser.Array}
+		}
+	default:
+		var v slot
+		v, next, err = sc.value(vi)
+		d.env[idx] = v
+	}
+	sc.mark = nil
+	return next, err
 }
 
 // captureRow captures the row object at msg[i] into the pool.
@@ -172,9 +206,12 @@ func (d *base) captureRow(i int) (int, error) {
 	d.captured = append(d.captured, capturedRow{off: i, start: start})
 	next := 0 // predicted column: CDC tools write keys in a fixed order
 	sc := &d.sc
+	if len(d.fastNames) > 0 && !d.noPredict {
+		sc.expect = d.fastNames[0]
+	}
 	return sc.object(i, func(k []byte, vi int) (int, error) {
 		col := -1 // look the key up before the value overwrites it
-		if next < len(d.phys) && d.phys[next].Name == string(k) {
+		if next < len(d.phys) && (sc.hit || d.phys[next].Name == string(k)) {
 			col = next
 		} else if c, ok := d.row.names[string(k)]; ok {
 			col = c
@@ -186,6 +223,9 @@ func (d *base) captureRow(i int) (int, error) {
 		if col >= 0 {
 			d.pool[start+col] = v // a repeated key keeps its last value
 			next = col + 1
+		}
+		if next < len(d.fastNames) && !d.noPredict {
+			sc.expect = d.fastNames[next]
 		}
 		return end, nil
 	})

@@ -254,6 +254,9 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	}
 	d.row = d.cx.newRowConv(d.phys, physCols)
 	d.physCols = physCols
+	for _, c := range d.phys {
+		d.fastNames = append(d.fastNames, plainKey(c.Name))
+	}
 	d.dataSlots = make([]slot, len(d.phys))
 	d.oldSlots = make([]slot, len(d.phys))
 	d.present = make([]bool, len(d.phys))
@@ -279,15 +282,19 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 // base holds what all formats share: the envelope scan, row emission with
 // metadata, and the message-level error rule.
 type base struct {
-	format   *Format
-	opts     Options
-	b        *arrowconv.Builder
-	cx       *convCtx
-	phys     []arrowconv.Field
-	physCols []arrowconv.Column
-	row      *rowConv
-	metas    []metaCol
-	op       opDecoder
+	format *Format
+	opts   Options
+	b      *arrowconv.Builder
+	cx     *convCtx
+	phys   []arrowconv.Field
+	// fastNames are the physical column names the scanner may match raw
+	// (plainKey), in column order.
+	fastNames []string
+	noPredict bool // tests: scan every key (the fuzz targets compare both ways)
+	physCols  []arrowconv.Column
+	row       *rowConv
+	metas     []metaCol
+	op        opDecoder
 
 	envNames []string
 	envIdx   map[string]int

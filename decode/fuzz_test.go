@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -77,11 +79,32 @@ func fuzzDecoder(f *testing.F, format string) {
 		}
 		decs = append(decs, dec{b, d})
 	}
+	// A third decoder scans every key instead of matching predicted ones:
+	// it must agree with the first on everything.
+	{
+		kv := map[string]string{}
+		if format == "canal-json" {
+			kv[format+".database.include"] = "inv.*|null|"
+		}
+		o, _ := ParseOptions(fm, kv, false)
+		b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+		d, err := New(fm, s, o, b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		d.(*base).noPredict = true
+		decs = append(decs, dec{b, d})
+	}
+	f.Add([]byte(`{"id" :1,"name"x,"description":"a"}`))
+	f.Add([]byte(`{"i\u0064":1,"name":"n","name":"m","data":{"id":2},"data":{"id" : 3}}`))
 	f.Fuzz(func(t *testing.T, msg []byte) {
+		var errs [3]string
+		var recs [3]arrow.RecordBatch
 		for i, x := range decs {
 			before := x.b.Len()
 			res, err := x.d.Decode(msg)
 			if err != nil {
+				errs[i] = err.Error()
 				if i == 1 {
 					t.Fatalf("lenient decoder returned an error: %v", err)
 				}
@@ -95,9 +118,16 @@ func fuzzDecoder(f *testing.F, format string) {
 			} else if x.b.Len()-before != res.Rows {
 				t.Fatalf("Result.Rows = %d, appended %d", res.Rows, x.b.Len()-before)
 			}
-			if rec := x.b.Flush(); rec != nil {
-				rec.Release()
+			recs[i] = x.b.Flush()
+			if recs[i] != nil {
+				defer recs[i].Release()
 			}
+		}
+		if errs[0] != errs[2] {
+			t.Fatalf("predicted keys: error %q, scanned keys: %q", errs[0], errs[2])
+		}
+		if (recs[0] == nil) != (recs[2] == nil) || recs[0] != nil && !array.RecordEqual(recs[0], recs[2]) {
+			t.Fatalf("predicted and scanned keys decoded different rows:\n%v\n%v", recs[0], recs[2])
 		}
 	})
 }

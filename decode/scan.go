@@ -2,6 +2,7 @@ package decode
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/buger/jsonparser"
 )
@@ -21,6 +22,27 @@ type scanner struct {
 	// keyBuf holds an unescaped key; it is overwritten by the next key, so
 	// member functions must use the key before scanning the value.
 	keyBuf []byte
+	// expect is the key a member function predicts for the next member of
+	// the object it is walking (CDC producers write keys in a fixed order);
+	// object compares the raw bytes with it instead of scanning the key,
+	// and sets hit for the member when they match. It holds only names
+	// that need no escaping (see plainKey), so a match is a valid key.
+	expect string
+	hit    bool
+}
+
+// plainKey returns name when its raw JSON form is the name itself (no
+// quote, backslash or control character, valid UTF-8), else "".
+func plainKey(name string) string {
+	if !utf8.ValidString(name) {
+		return ""
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '"' || c == '\\' || c < 0x20 {
+			return ""
+		}
+	}
+	return name
 }
 
 const maxDepth = 1000 // Jackson 2.15's default nesting limit
@@ -131,15 +153,32 @@ func (s *scanner) object(i int, member func(key []byte, vi int) (int, error)) (i
 		return i + 1, nil
 	}
 	for {
-		ks, ke, next, esc, err := s.key(i)
-		if err != nil {
-			return 0, err
+		exp := s.expect
+		s.expect, s.hit = "", false
+		var k []byte
+		var next int
+		if n := len(exp); n > 0 && i+n+1 < len(b) && b[i+n+1] == '"' && b[i] == '"' && string(b[i+1:i+n+1]) == exp {
+			k, next = b[i+1:i+n+1], i+n+2
+			if next >= len(b) || b[next] != ':' {
+				next = skipWS(b, next)
+				if next >= len(b) || b[next] != ':' {
+					return 0, s.errAt(next, "expected ':' after a field name")
+				}
+			}
+			next++
+			s.hit = true
+		} else {
+			ks, ke, n, esc, err := s.key(i)
+			if err != nil {
+				return 0, err
+			}
+			k, next = b[ks:ke], n
+			if esc {
+				s.keyBuf = unescape(s.keyBuf[:0], k)
+				k = s.keyBuf
+			}
 		}
-		k := b[ks:ke]
-		if esc {
-			s.keyBuf = unescape(s.keyBuf[:0], k)
-			k = s.keyBuf
-		}
+		var err error
 		if s.mark != nil {
 			s.mark(k)
 		}
