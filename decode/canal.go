@@ -86,7 +86,7 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 			if err := c.emitMergedBefore(before, after); err != nil {
 				return 0, withPath(err, fmt.Sprintf("old[%d]", i))
 			}
-			if err := c.emitObject(arrowconv.UpdateAfter, "data", i, after); err != nil {
+			if err := c.emitMergedAfter("data", i, after); err != nil {
 				return 0, err
 			}
 		}

@@ -83,7 +83,7 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 	order := d.keyOrder[level]
 	pos := 0
 	defer func() { d.keyOrder[level] = order }()
-	if len(order) > 0 && !d.noPredict {
+	if len(order) > 0 && !d.plain {
 		sc.expect = order[0].fast
 	}
 	return sc.object(i, func(k []byte, vi int) (int, error) {
@@ -114,7 +114,7 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 		ok := idx >= 0
 		pos++
 		next, err := d.captureMember(idx, ok, level, vi)
-		if pos < len(order) && !d.noPredict {
+		if pos < len(order) && !d.plain {
 			sc.expect = order[pos].fast // after the value: its own objects predict their keys
 		}
 		return next, err
@@ -206,7 +206,7 @@ func (d *base) captureRow(i int) (int, error) {
 	d.captured = append(d.captured, capturedRow{off: i, start: start})
 	next := 0 // predicted column: CDC tools write keys in a fixed order
 	sc := &d.sc
-	if len(d.fastNames) > 0 && !d.noPredict {
+	if len(d.fastNames) > 0 && !d.plain {
 		sc.expect = d.fastNames[0]
 	}
 	return sc.object(i, func(k []byte, vi int) (int, error) {
@@ -224,7 +224,7 @@ func (d *base) captureRow(i int) (int, error) {
 			d.pool[start+col] = v // a repeated key keeps its last value
 			next = col + 1
 		}
-		if next < len(d.fastNames) && !d.noPredict {
+		if next < len(d.fastNames) && !d.plain {
 			sc.expect = d.fastNames[next]
 		}
 		return end, nil

@@ -478,12 +478,20 @@ func (rc *rowConv) scan(obj []byte, slots []slot) {
 // convert appends every field from slots.
 func (rc *rowConv) convert(slots []slot) error {
 	for i, s := range slots {
-		if s.t == jsonparser.NotExist && rc.cx.failOnMissing {
-			return withPath(errorf(ErrMissingField, fmt.Sprintf("Could not find field with name '%s'.", rc.fields[i].Name)), rc.fields[i].Name)
+		if err := rc.convertOne(i, s); err != nil {
+			return err
 		}
-		if err := rc.convs[i](s.v, s.t); err != nil {
-			return withPath(err, rc.fields[i].Name)
-		}
+	}
+	return nil
+}
+
+// convertOne appends field i from its slot.
+func (rc *rowConv) convertOne(i int, s slot) error {
+	if s.t == jsonparser.NotExist && rc.cx.failOnMissing {
+		return withPath(errorf(ErrMissingField, fmt.Sprintf("Could not find field with name '%s'.", rc.fields[i].Name)), rc.fields[i].Name)
+	}
+	if err := rc.convs[i](s.v, s.t); err != nil {
+		return withPath(err, rc.fields[i].Name)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sort"
@@ -258,6 +259,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 		d.fastNames = append(d.fastNames, plainKey(c.Name))
 	}
 	d.dataSlots = make([]slot, len(d.phys))
+	d.fromData = make([]bool, len(d.phys))
 	d.oldSlots = make([]slot, len(d.phys))
 	d.present = make([]bool, len(d.phys))
 	d.op = f.newFn(d)
@@ -290,7 +292,7 @@ type base struct {
 	// fastNames are the physical column names the scanner may match raw
 	// (plainKey), in column order.
 	fastNames []string
-	noPredict bool // tests: scan every key (the fuzz targets compare both ways)
+	plain     bool // tests: no shortcuts (key prediction, value reuse); the fuzz targets compare both ways
 	physCols  []arrowconv.Column
 	row       *rowConv
 	metas     []metaCol
@@ -301,6 +303,7 @@ type base struct {
 	env      []slot
 
 	dataSlots, oldSlots []slot
+	fromData            []bool // per column: the -U row took a non-NULL value from data
 	present             []bool // canal/maxwell: column name found anywhere in "old"
 	file                FileInfo
 
@@ -519,6 +522,7 @@ func (d *base) emitMergedBefore(oldObj, dataObj slot) error {
 	}
 	olds := d.rowSlots(oldObj, d.oldSlots)
 	datas := d.rowSlots(dataObj, d.dataSlots)
+	clear(d.fromData)
 	for i, c := range d.physCols {
 		conv := d.row.convs[i]
 		if s := olds[i]; s.t != jsonparser.NotExist {
@@ -535,6 +539,54 @@ func (d *base) emitMergedBefore(oldObj, dataObj slot) error {
 		}
 		if err := conv(datas[i].v, datas[i].t); err != nil {
 			return withPath(err, d.phys[i].Name)
+		}
+		// A NULL may stand for a value nulled under ignore-parse-errors,
+		// which the after row must record again: only values are reused.
+		d.fromData[i] = !c.IsNull(c.Len() - 1)
+	}
+	d.endRow()
+	return nil
+}
+
+// emitAfterImage emits the +U row of an update whose -U row was just
+// emitted from the before image: a column whose raw JSON is the same in
+// both images (most columns of an update) copies the converted value
+// instead of converting it again. Only non-NULL values are copied, so a
+// value nulled under ignore-parse-errors is converted, and recorded, again.
+func (d *base) emitAfterImage(before, after slot) error {
+	bs := d.rowSlots(before, d.oldSlots)
+	as := d.rowSlots(after, d.dataSlots)
+	if err := d.beginRow(arrowconv.UpdateAfter); err != nil {
+		return err
+	}
+	for i, c := range d.physCols {
+		if a, b := as[i], bs[i]; !d.plain && a.t == b.t && a.t != jsonparser.NotExist && bytes.Equal(a.v, b.v) && !c.IsNull(c.Len()-1) {
+			c.AppendCopy(c.Len() - 1)
+			continue
+		}
+		if err := d.row.convertOne(i, as[i]); err != nil {
+			return withPath(err, "after")
+		}
+	}
+	d.endRow()
+	return nil
+}
+
+// emitMergedAfter emits the +U row that follows emitMergedBefore for the
+// same data object: columns the before row converted from data are copied
+// from it rather than converted a second time.
+func (d *base) emitMergedAfter(field string, idx int, s slot) error {
+	slots := d.rowSlots(s, d.dataSlots)
+	if err := d.beginRow(arrowconv.UpdateAfter); err != nil {
+		return err
+	}
+	for i, c := range d.physCols {
+		if d.fromData[i] && !d.plain {
+			c.AppendCopy(c.Len() - 1)
+			continue
+		}
+		if err := d.row.convertOne(i, slots[i]); err != nil {
+			return withPath(err, fieldPath(field, idx))
 		}
 	}
 	d.endRow()

@@ -62,50 +62,42 @@ func fuzzDecoder(f *testing.F, format string) {
 		b *arrowconv.Builder
 		d Decoder
 	}
+	// Decoders 0 and 1 are strict and lenient; 2 and 3 the same without
+	// the shortcuts (every key scanned, every value converted): each pair
+	// must agree on everything.
 	var decs []dec
-	for _, lenient := range []string{"false", "true"} {
-		kv := map[string]string{format + ".ignore-parse-errors": lenient}
-		if format == "canal-json" {
-			kv[format+".database.include"] = "inv.*|null|"
+	for _, plain := range []bool{false, true} {
+		for _, lenient := range []string{"false", "true"} {
+			kv := map[string]string{format + ".ignore-parse-errors": lenient}
+			if format == "canal-json" {
+				kv[format+".database.include"] = "inv.*|null|"
+			}
+			o, err := ParseOptions(fm, kv, false)
+			if err != nil {
+				f.Fatal(err)
+			}
+			b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+			d, err := New(fm, s, o, b)
+			if err != nil {
+				f.Fatal(err)
+			}
+			d.(*base).plain = plain
+			decs = append(decs, dec{b, d})
 		}
-		o, err := ParseOptions(fm, kv, false)
-		if err != nil {
-			f.Fatal(err)
-		}
-		b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
-		d, err := New(fm, s, o, b)
-		if err != nil {
-			f.Fatal(err)
-		}
-		decs = append(decs, dec{b, d})
-	}
-	// A third decoder scans every key instead of matching predicted ones:
-	// it must agree with the first on everything.
-	{
-		kv := map[string]string{}
-		if format == "canal-json" {
-			kv[format+".database.include"] = "inv.*|null|"
-		}
-		o, _ := ParseOptions(fm, kv, false)
-		b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
-		d, err := New(fm, s, o, b)
-		if err != nil {
-			f.Fatal(err)
-		}
-		d.(*base).noPredict = true
-		decs = append(decs, dec{b, d})
 	}
 	f.Add([]byte(`{"id" :1,"name"x,"description":"a"}`))
 	f.Add([]byte(`{"i\u0064":1,"name":"n","name":"m","data":{"id":2},"data":{"id" : 3}}`))
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		var errs [3]string
-		var recs [3]arrow.RecordBatch
+		var errs [4]string
+		var recs [4]arrow.RecordBatch
+		var results [4]Result
 		for i, x := range decs {
 			before := x.b.Len()
 			res, err := x.d.Decode(msg)
+			results[i] = res
 			if err != nil {
 				errs[i] = err.Error()
-				if i == 1 {
+				if i%2 == 1 {
 					t.Fatalf("lenient decoder returned an error: %v", err)
 				}
 				var de *Error
@@ -123,11 +115,17 @@ func fuzzDecoder(f *testing.F, format string) {
 				defer recs[i].Release()
 			}
 		}
-		if errs[0] != errs[2] {
-			t.Fatalf("predicted keys: error %q, scanned keys: %q", errs[0], errs[2])
-		}
-		if (recs[0] == nil) != (recs[2] == nil) || recs[0] != nil && !array.RecordEqual(recs[0], recs[2]) {
-			t.Fatalf("predicted and scanned keys decoded different rows:\n%v\n%v", recs[0], recs[2])
+		for i := range 2 {
+			if errs[i] != errs[i+2] {
+				t.Fatalf("decoder %d: error %q, without shortcuts: %q", i, errs[i], errs[i+2])
+			}
+			if (recs[i] == nil) != (recs[i+2] == nil) || recs[i] != nil && !array.RecordEqual(recs[i], recs[i+2]) {
+				t.Fatalf("decoder %d and the same without shortcuts decoded different rows:\n%v\n%v", i, recs[i], recs[i+2])
+			}
+			r, p := results[i], results[i+2]
+			if r.Rows != p.Rows || r.Outcome != p.Outcome || len(r.Nulled) != len(p.Nulled) || (r.Err == nil) != (p.Err == nil) {
+				t.Fatalf("decoder %d: result %+v, without shortcuts %+v", i, r, p)
+			}
 		}
 	})
 }

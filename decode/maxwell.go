@@ -48,7 +48,7 @@ func (m *maxwell) decode(root []byte) (Outcome, error) {
 		if err := m.emitMergedBefore(old, data); err != nil {
 			return 0, withPath(err, "old")
 		}
-		return Emitted, m.emitObject(arrowconv.UpdateAfter, "data", -1, data)
+		return Emitted, m.emitMergedAfter("data", -1, data)
 	}
 	if err := m.validateRow("data", data); err != nil {
 		return 0, err

@@ -56,7 +56,7 @@ func beforeAfter(d *base, op, opField string, opSlot slot, ins1, ins2, upd, del,
 		if err := d.emitObject(arrowconv.UpdateBefore, "before", -1, before); err != nil {
 			return 0, err
 		}
-		return Emitted, d.emitObject(arrowconv.UpdateAfter, "after", -1, after)
+		return Emitted, d.emitAfterImage(before, after)
 	case op == del:
 		if err := needBefore(d, before, "DELETE", who); err != nil {
 			return 0, err

@@ -230,6 +230,11 @@ func (b *bounds) bytes(v []byte, signed bool) {
 		b.b0, b.b1 = append(b.b0[:0], v...), append(b.b1[:0], v...)
 		return
 	}
+	// Most values differ from both bounds in their first byte: decide on
+	// it before a full comparison (unsigned order only).
+	if !signed && len(v) > 0 && len(b.b0) > 0 && len(b.b1) > 0 && v[0] > b.b0[0] && v[0] < b.b1[0] {
+		return
+	}
 	if compareBytes(v, b.b0, signed) < 0 {
 		b.b0 = append(b.b0[:0], v...)
 	}
