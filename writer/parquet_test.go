@@ -362,3 +362,68 @@ func TestFloatBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetLongValues: a value larger than a page comes back whole,
+// chunk statistics leave out bounds longer than 4 KiB, and the page index
+// keeps 16-byte bounds.
+func TestParquetLongValues(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s, err := arrowconv.ParseColumns("s STRING, short STRING")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bld := arrowconv.NewBuilder(mem, s)
+	defer bld.Release()
+	long := strings.Repeat("x", 3<<20)
+	for i, v := range []string{"a", long, "b" + long[:5000]} {
+		bld.AppendKind(arrowconv.Insert)
+		bld.Column(0).(*arrowconv.BytesCol).AppendString(v)
+		bld.Column(1).(*arrowconv.BytesCol).AppendString(fmt.Sprint(i))
+	}
+	path := filepath.Join(t.TempDir(), "long.parquet")
+	w, err := NewParquet(path, s, ParquetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := bld.Flush()
+	err = w.Write(context.Background(), rec)
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := pf.Metadata().RowGroups[0].Columns
+	if s := cols[1].MetaData.Statistics; s.MinValue != nil || s.MaxValue != nil || s.NullCount != 0 {
+		t.Errorf("long strings: statistics %q..%q nulls %d, want no bounds", s.MinValue, s.MaxValue, s.NullCount)
+	}
+	if s := cols[2].MetaData.Statistics; string(s.MinValue) != "0" || string(s.MaxValue) != "2" {
+		t.Errorf("short strings: statistics %q..%q", s.MinValue, s.MaxValue)
+	}
+	ci, err := pf.RowGroups()[0].ColumnChunks()[1].ColumnIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi := ci.MinValue(0).Bytes(), ci.MaxValue(0).Bytes(); string(lo) != "a" || string(hi) != strings.Repeat("x", 15)+"y" {
+		t.Errorf("page index bounds %q %q, want \"a\" and 15 x then y (the max truncated, its last byte incremented)", lo, hi)
+	}
+	rows := make([]parquet.Row, 3)
+	rr := pf.RowGroups()[0].Rows()
+	defer rr.Close()
+	n, _ := rr.ReadRows(rows)
+	if n != 3 || rows[1][1].String() != long {
+		t.Errorf("read %d rows; the long value did not come back whole", n)
+	}
+}

@@ -27,7 +27,10 @@ var (
 	dictLimitBytes = 1 << 20 // dictionary larger than this: fall back to PLAIN
 )
 
-const indexTruncate = 16 // page index min/max length, as parquet-go writes
+const (
+	indexTruncate = 16   // page index min/max length, as parquet-go writes
+	maxStatBytes  = 4096 // longest chunk min/max kept in the footer
+)
 
 // leaf is one leaf column of the file schema and its chunk under way.
 type leaf struct {
@@ -592,7 +595,11 @@ func (l *leaf) columnChunk(codec compress.Codec, off int64) (format.ColumnChunk,
 	}
 	md.Statistics.NullCount = l.chunkNulls
 	if l.cb.has {
-		md.Statistics.MinValue, md.Statistics.MaxValue = l.cb.encode(l.phys)
+		// Bounds longer than maxStatBytes are left out, as arrow-cpp does:
+		// a footer must not carry whole documents.
+		if lo, hi := l.cb.encode(l.phys); len(lo) <= maxStatBytes && len(hi) <= maxStatBytes {
+			md.Statistics.MinValue, md.Statistics.MaxValue = lo, hi
+		}
 	}
 	oi := format.OffsetIndex{PageLocations: l.pageLocs}
 	for i := range oi.PageLocations {
