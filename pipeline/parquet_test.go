@@ -113,7 +113,7 @@ func TestParquetMatchesPrint(t *testing.T) {
 			cfg.To, cfg.OutDir = ToParquet, out
 			for _, comp := range []string{"snappy", "zstd", "gzip", "none"} {
 				cfg.Parquet.Compression = comp
-				cfg.Parquet.Dictionary = comp == "zstd" // one pass with dictionary-encoded strings
+				cfg.Parquet.PlainStrings = comp == "zstd" // one pass with PLAIN strings
 				cfg.Parquet.RowGroupRows = 2
 				if _, err := Run(context.Background(), cfg, []string{input}); err != nil {
 					t.Fatal(err)

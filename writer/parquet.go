@@ -32,9 +32,11 @@ type ParquetOptions struct {
 	RowGroupRows int
 	// Metadata is written as key/value metadata in the footer.
 	Metadata map[string]string
-	// Dictionary writes top-level string columns RLE_DICTIONARY-encoded:
-	// smaller files when values repeat, some more CPU.
-	Dictionary bool
+	// PlainStrings writes top-level string columns PLAIN. By default they
+	// are RLE_DICTIONARY-encoded (PLAIN from the point a chunk's dictionary
+	// passes 1 MiB), as most Parquet writers do: about a quarter smaller
+	// on CDC data for about 5% more CPU.
+	PlainStrings bool
 }
 
 // Codec returns the parquet-go codec for a --compression value.
@@ -131,7 +133,7 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		if cf := columnFor(c.Type, newLeaf); cf != nil {
 			p.emit = append(p.emit, nil)
 			p.cols = append(p.cols, cf)
-			if opts.Dictionary && c.Type.IsString() {
+			if !opts.PlainStrings && c.Type.IsString() {
 				// Top-level strings only: nested ones stay PLAIN.
 				l := p.leaves[first]
 				l.dict, l.dictIdx = true, map[string]int32{}
@@ -558,6 +560,9 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 		}
 		// Whole rows were added to every leaf: a page may end here.
 		for _, l := range p.leaves {
+			if err := l.checkDict(p.codec); err != nil {
+				return err
+			}
 			if l.pageFull() {
 				if err := l.flushPage(p.codec); err != nil {
 					return err

@@ -31,7 +31,7 @@ func TestParquetReadBack(t *testing.T) {
 	for _, dict := range []bool{false, true} {
 		t.Run(fmt.Sprintf("dictionary=%v", dict), func(t *testing.T) {
 			defer func(p, d int) { pageBytes, dictLimitBytes = p, d }(pageBytes, dictLimitBytes)
-			pageBytes, dictLimitBytes = 512, 300 // many pages; the dictionary falls back to PLAIN in some row groups
+			pageBytes, dictLimitBytes = 512, 1200 // many pages; some row groups keep their dictionary, others fall back to PLAIN mid-chunk
 			testParquetReadBack(t, dict)
 		})
 	}
@@ -61,7 +61,7 @@ func testParquetReadBack(t *testing.T, dict bool) {
 	// want[row][leaf] are the leaf values of each row.
 	want := make([][leaves][]tval, rows)
 	le64 := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
-	w, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{RowGroupRows: rgRows, Dictionary: dict, Metadata: map[string]string{"k": "v"}})
+	w, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{RowGroupRows: rgRows, PlainStrings: !dict, Metadata: map[string]string{"k": "v"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,9 @@ type leaf struct {
 	// dict: dictionary-encode this leaf (whole chunk buffered, PLAIN
 	// fallback when the dictionary grows past dictLimitBytes). fixedDict
 	// is a dictionary known up front (_rowkind): values are indices.
-	dict      bool
-	fixedDict [][]byte
+	dict       bool
+	plainChunk bool // the dictionary outgrew its limit: PLAIN to the end of the chunk
+	fixedDict  [][]byte
 	dictIdx   map[string]int32
 	dictVals  [][]byte
 	dictBytes int
@@ -198,7 +199,7 @@ func (l *leaf) putBool(v bool) {
 // putBytes puts a BYTE_ARRAY value: into the dictionary when the leaf is
 // dictionary-encoded, else PLAIN (length prefix and bytes).
 func (l *leaf) putBytes(v []byte) {
-	if l.dict {
+	if l.dict && !l.plainChunk {
 		i, ok := l.dictIdx[string(v)]
 		if !ok {
 			i = int32(len(l.dictVals))
@@ -333,7 +334,7 @@ func truncateBounds(lo, hi []byte, n int, signed bool) ([]byte, []byte) {
 
 // pageFull says whether the page under way should be written now.
 func (l *leaf) pageFull() bool {
-	return !l.dict && len(l.vals)+len(l.def)+len(l.rep) >= pageBytes
+	return (!l.dict || l.plainChunk) && len(l.vals)+len(l.def)+len(l.rep) >= pageBytes
 }
 
 // flushPage encodes the page under way into the chunk.
@@ -470,11 +471,35 @@ func (l *leaf) finishChunk(codec compress.Codec) error {
 		l.reset()
 		return err
 	}
-	if !l.dict {
+	if !l.dict || l.plainChunk {
 		err := l.flushPage(codec)
 		l.reset()
+		l.plainChunk = false
 		return err
 	}
+	useDict := l.dictBytes <= dictLimitBytes
+	if useDict && l.nValues > 0 {
+		if err := l.writeDictPage(codec, l.dictVals); err != nil {
+			return err
+		}
+	}
+	return l.writeBuffered(codec, useDict)
+}
+
+// checkDict turns a dictionary leaf whose dictionary outgrew its limit
+// into PLAIN for the rest of the chunk: what is buffered is written as
+// PLAIN pages now, so memory stays bounded by the limit.
+func (l *leaf) checkDict(codec compress.Codec) error {
+	if !l.dict || l.plainChunk || l.dictBytes <= dictLimitBytes {
+		return nil
+	}
+	l.plainChunk = true
+	return l.writeBuffered(codec, false)
+}
+
+// writeBuffered writes the buffered values of a dictionary leaf as pages of
+// dictionary indices (useDict) or PLAIN values, and empties the dictionary.
+func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 	defer func() {
 		l.reset()
 		clear(l.dictIdx)
@@ -482,12 +507,6 @@ func (l *leaf) finishChunk(codec compress.Codec) error {
 	}()
 	if l.nValues == 0 {
 		return nil
-	}
-	useDict := l.dictBytes <= dictLimitBytes
-	if useDict {
-		if err := l.writeDictPage(codec, l.dictVals); err != nil {
-			return err
-		}
 	}
 	// Cut the buffered chunk into pages at row starts.
 	rep, def, idx := l.rep, l.def, l.idx

@@ -58,7 +58,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "cores to use: decoding workers, and the Go scheduler's limit")
 	fs.IntVar(&o.batchRows, "batch-rows", 16384, "rows per Arrow record batch")
 	fs.IntVar(&o.rowGroupRows, "row-group-rows", 128<<10, "rows per Parquet row group")
-	fs.BoolVar(&o.dictionary, "parquet-dictionary", false, "dictionary-encode Parquet string columns (smaller files when values repeat, slower)")
+	fs.BoolVar(&o.dictionary, "parquet-dictionary", true, "dictionary-encode Parquet string columns (=false: PLAIN, about 5% less CPU, about a third larger files)")
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "longest message accepted, in bytes")
 	fs.BoolVar(&o.quiet, "quiet", false, "no summary on stderr")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (go tool pprof)")
@@ -432,7 +432,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		return cfg, nil, usagef("--on-success %s needs -o DIR (outputs and journal must be on disk first)", o.onSuccess)
 	}
 	cfg.Parquet.RowGroupRows = o.rowGroupRows
-	cfg.Parquet.Dictionary = o.dictionary
+	cfg.Parquet.PlainStrings = !o.dictionary
 	return cfg, paths, nil
 }
 
