@@ -4,8 +4,9 @@
 # checks that both wrote the same rows (counts and sums per row kind), and
 # prints a table: MB/s of input, rows/s, peak RSS, output size, the
 # cdcetl/DuckDB ratio, and a bare jsonparser walk as the parse floor. Each
-# configuration runs RUNS times (default 3), interleaved; the best time is
-# reported (the machines here are shared and vary by tens of percent).
+# configuration runs RUNS times (default 3), interleaved: MB/s is the best
+# run, the ratio the median of each round's DuckDB time over cdcetl's (the
+# machines here are shared and their speed drifts by tens of percent).
 #
 #   [RUNS=3] benchmarks/run.sh [MiB]        (from anywhere; needs /usr/bin/time)
 set -euo pipefail
@@ -27,7 +28,13 @@ measure() {
   cat "$dir/time.txt"
 }
 
-printf '%-14s %-10s %7s %9s %12s %10s %10s %8s\n' format system threads MB/s rows/s peakRSS output ratio
+# median_ratio "A1 A2 .." "B1 B2 ..": the median of Ai/Bi, runs of the same
+# round paired (they ran seconds apart, so the machine's phase cancels).
+median_ratio() {
+  python3 -c 'import sys,statistics; a=sys.argv[1].split(); b=sys.argv[2].split(); print("%.2f" % statistics.median(float(x)/float(y) for x,y in zip(a,b)))' "$1" "$2"
+}
+
+printf '%-14s %-10s %7s %9s %12s %10s %10s %11s\n' format system threads MB/s rows/s peakRSS output ratio
 for f in canal-json maxwell-json ogg-json debezium-json; do
   in="$dir/$f.jsonl"
   [ -s "$in" ] || "$dir/gen" -format "$f" -mb "$mib" > "$in"
@@ -36,8 +43,8 @@ for f in canal-json maxwell-json ogg-json debezium-json; do
   # Every configuration runs $runs times, interleaved, so a slow phase of a
   # shared machine hits all of them alike; the best time and the largest
   # RSS are kept.
-  declare -A secs rss
-  for cfg in floor-1 cdcetl-1 cdcetl-2 duckdb-1 duckdb-2; do secs[$cfg]=999999; rss[$cfg]=0; done
+  declare -A secs rss all
+  for cfg in floor-1 cdcetl-1 cdcetl-2 duckdb-1 duckdb-2; do secs[$cfg]=999999; rss[$cfg]=0; all[$cfg]=; done
   for r in $(seq "$runs"); do
     for cfg in floor-1 cdcetl-1 cdcetl-2 duckdb-1 duckdb-2; do
       sys=${cfg%-*} t=${cfg#*-}
@@ -49,6 +56,7 @@ for f in canal-json maxwell-json ogg-json debezium-json; do
         duckdb) read -r s kb < <(measure "$dir/duckpeer" convert "$f" "$in" "$out/duck.parquet" "$t") ;;
       esac
       if (( $(echo "$s < ${secs[$cfg]}" | bc) )); then secs[$cfg]=$s; fi
+      all[$cfg]="${all[$cfg]:-} $s"
       (( kb > rss[$cfg] )) && rss[$cfg]=$kb
       if [ "$r" = 1 ] && [ "$sys" != floor ]; then
         pq="$out/$f.jsonl.parquet"; [ "$sys" = duckdb ] && pq="$out/duck.parquet"
@@ -63,12 +71,18 @@ for f in canal-json maxwell-json ogg-json debezium-json; do
     s=${secs[$cfg]}
     mb=$(echo "$bytes/$s/1000000" | bc -l)
     if [ "$sys" = floor ]; then
-      printf '%-14s %-10s %7s %9.1f %12s %8dMiB %10s %8s\n' "$f" jsonparser 1 "$mb" - $((rss[$cfg]/1024)) - -
+      printf '%-14s %-10s %7s %9.1f %12s %8dMiB %10s %11s\n' "$f" jsonparser 1 "$mb" - $((rss[$cfg]/1024)) - -
       continue
     fi
-    ratio=-
-    if [ "$sys" = duckdb ]; then ratio=$(printf '%.2f' "$(echo "${secs[duckdb-$t]}/${secs[cdcetl-$t]}" | bc -l)"); fi
-    printf '%-14s %-10s %7s %9.1f %12.0f %8dMiB %8dMiB %8s\n' "$f" "$sys" "$t" "$mb" "$(echo "$rows/$s" | bc -l)" $((rss[$cfg]/1024)) $(( ${size[$cfg]}/1048576 )) "$ratio"
+    # ratio: for DuckDB rows cdcetl's speed over DuckDB's; for cdcetl rows
+    # its time over the parse floor's (1 worker) and its speed-up over
+    # 1 worker (2 workers) -- the issue's three targets.
+    case $cfg in
+      duckdb-*) ratio=$(median_ratio "${all[duckdb-$t]}" "${all[cdcetl-$t]}") ;;
+      cdcetl-1) ratio="floor×$(median_ratio "${all[cdcetl-1]}" "${all[floor-1]}")" ;;
+      cdcetl-2) ratio="×$(median_ratio "${all[cdcetl-1]}" "${all[cdcetl-2]}")" ;;
+    esac
+    printf '%-14s %-10s %7s %9.1f %12.0f %8dMiB %8dMiB %11s\n' "$f" "$sys" "$t" "$mb" "$(echo "$rows/$s" | bc -l)" $((rss[$cfg]/1024)) $(( ${size[$cfg]}/1048576 )) "$ratio"
   done
   for v in cdcetl-2 duckdb-1 duckdb-2; do
     cmp -s "$dir/verify-cdcetl-1.txt" "$dir/verify-$v.txt" || { echo "$f: $v wrote different rows:"; cat "$dir/verify-cdcetl-1.txt" "$dir/verify-$v.txt"; exit 1; }
