@@ -48,11 +48,11 @@ type leaf struct {
 	dict       bool
 	plainChunk bool // the dictionary outgrew its limit: PLAIN to the end of the chunk
 	fixedDict  [][]byte
-	dictIdx   map[string]int32
-	dictVals  [][]byte
-	dictBytes int
-	idx       []int32
-	used      uint64 // fixedDict entries used in the page (bit per index)
+	dictIdx    map[string]int32
+	dictVals   [][]byte
+	dictBytes  int
+	idx        []int32
+	used       uint64 // fixedDict entries used in the page (bit per index)
 
 	// The page under way (for dictionary leaves, the whole chunk).
 	rep, def []uint8
