@@ -107,9 +107,9 @@ func readParquetPrinted(t *rapid.T, path string) []string {
 		t.Fatal(err)
 	}
 	defer rdr.Close()
-	// A plain allocator: pqarrow in arrow-go v18.8.0 leaks 64 bytes per
-	// DELTA_BINARY_PACKED chunk it reads (see pipeline's read-back test).
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, memory.NewGoAllocator())
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, mem)
 	if err != nil {
 		t.Fatal(err)
 	}

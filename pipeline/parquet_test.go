@@ -43,9 +43,8 @@ func caseConfig(t *testing.T, path string) (Config, string) {
 // does.
 func readParquetRows(t *testing.T, path string) ([]string, *arrow.Schema) {
 	t.Helper()
-	// Not a checked allocator: pqarrow's DELTA_BINARY_PACKED decoder in
-	// arrow-go v18.8.0 leaks 64 bytes per column chunk it reads.
-	mem := memory.NewGoAllocator()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		t.Fatal(err)
