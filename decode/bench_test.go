@@ -3,7 +3,9 @@ package decode
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -48,6 +50,58 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkDecodeShortcuts measures what the decoder's shortcuts (raw key
+// prediction, the compact-row fast path, +U value reuse) save. The
+// machines here drift in speed by tens of percent within a minute, so the
+// two decoders take turns on the same input every iteration and the
+// reported metric is the median of the per-iteration time ratios
+// (without shortcuts / with), which the drift cancels out of.
+func BenchmarkDecodeShortcuts(b *testing.B) {
+	for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
+		b.Run(format, func(b *testing.B) {
+			data := cdcgen.Lines(format, 1, benchSize)
+			lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+			f, _ := Lookup(format)
+			s, err := arrowconv.ParseColumns(cdcgen.SchemaFor(format))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var runs [2]func()
+			for k, plain := range []bool{false, true} {
+				bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+				d, err := New(f, s, Options{}, bld)
+				if err != nil {
+					b.Fatal(err)
+				}
+				d.(*base).plain = plain
+				runs[k] = func() {
+					for _, l := range lines {
+						if _, err := d.Decode(l); err != nil {
+							b.Fatal(err)
+						}
+						if bld.Len() >= 16384 {
+							bld.Flush().Release()
+						}
+					}
+				}
+			}
+			var ratios []float64
+			b.SetBytes(2 * int64(len(data)))
+			for b.Loop() {
+				var el [2]time.Duration
+				for k, run := range runs {
+					start := time.Now()
+					run()
+					el[k] = time.Since(start)
+				}
+				ratios = append(ratios, float64(el[1])/float64(el[0]))
+			}
+			slices.Sort(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "plain/shortcuts")
 		})
 	}
 }

@@ -204,8 +204,16 @@ func (d *base) captureRow(i int) (int, error) {
 		d.pool = append(d.pool, slot{t: jsonparser.NotExist})
 	}
 	d.captured = append(d.captured, capturedRow{off: i, start: start})
-	next := 0 // predicted column: CDC tools write keys in a fixed order
 	sc := &d.sc
+	if !d.plain && sc.mark == nil {
+		if end, ok := d.captureRowFast(i, d.pool[start:start+len(d.phys)]); ok {
+			return end, nil
+		}
+		for k := start; k < len(d.pool); k++ { // the general walk starts afresh
+			d.pool[k] = slot{t: jsonparser.NotExist}
+		}
+	}
+	next := 0 // predicted column: CDC tools write keys in a fixed order
 	if len(d.fastNames) > 0 && !d.plain {
 		sc.expect = d.fastNames[0]
 	}
@@ -229,6 +237,71 @@ func (d *base) captureRow(i int) (int, error) {
 		}
 		return end, nil
 	})
+}
+
+// captureRowFast captures a row object written the way CDC producers write
+// them: compact, the schema's columns in order (a prefix of them), scalar
+// values. It gives up (ok false) at anything else -- white space, another
+// key, a nested value, an error -- and the caller walks the object with the
+// general scanner, which also produces the exact error.
+func (d *base) captureRowFast(i int, slots []slot) (end int, ok bool) {
+	b := d.sc.msg
+	j := i + 1
+	if j < len(b) && b[j] == '}' {
+		return j + 1, true
+	}
+	for col := 0; ; col++ {
+		if col >= len(d.fastNames) || d.fastNames[col] == "" {
+			return 0, false
+		}
+		name := d.fastNames[col]
+		n := len(name)
+		if j+n+3 >= len(b) || b[j] != '"' || b[j+n+1] != '"' || b[j+n+2] != ':' || string(b[j+1:j+1+n]) != name {
+			return 0, false
+		}
+		v := j + n + 3
+		var err error
+		switch c := b[v]; {
+		case c == '"':
+			if j, err = scanString(b, v); err != nil {
+				return 0, false
+			}
+			slots[col] = slot{b[v+1 : j-1], jsonparser.String}
+		case c == '-' || c >= '0' && c <= '9':
+			if j, err = scanNumber(b, v); err != nil {
+				return 0, false
+			}
+			slots[col] = slot{b[v:j], jsonparser.Number}
+		case c == 'n':
+			if j, err = scanLiteral(b, v, "null"); err != nil {
+				return 0, false
+			}
+			slots[col] = slot{b[v:j], jsonparser.Null}
+		case c == 't':
+			if j, err = scanLiteral(b, v, "true"); err != nil {
+				return 0, false
+			}
+			slots[col] = slot{b[v:j], jsonparser.Boolean}
+		case c == 'f':
+			if j, err = scanLiteral(b, v, "false"); err != nil {
+				return 0, false
+			}
+			slots[col] = slot{b[v:j], jsonparser.Boolean}
+		default:
+			return 0, false
+		}
+		if j >= len(b) {
+			return 0, false
+		}
+		switch b[j] {
+		case ',':
+			j++
+		case '}':
+			return j + 1, true
+		default:
+			return 0, false
+		}
+	}
 }
 
 // markKey records that a key occurs in "old" (at any depth).
