@@ -59,15 +59,74 @@ func (d *base) rowFieldsOf() {
 // fills d.env, d.pool and d.captured.
 // It returns the index after the root object.
 func (d *base) capture(i int) (int, error) {
+	d.resetCapture()
+	if d.format.Name == "json" {
+		return d.captureRow(i)
+	}
+	if !d.plain {
+		if end, ok := d.captureEnvelopeFast(i, 0); ok {
+			return end, nil
+		}
+		d.resetCapture() // the general walk starts afresh
+	}
+	return d.captureEnvelope(i, 0)
+}
+
+func (d *base) resetCapture() {
 	for k := range d.env {
 		d.env[k] = slot{t: jsonparser.NotExist}
 	}
 	d.pool, d.captured = d.pool[:0], d.captured[:0]
 	clear(d.present)
-	if d.format.Name == "json" {
-		return d.captureRow(i)
+}
+
+// captureEnvelopeFast captures a compact envelope whose keys all come in
+// the remembered order (some may be missing: the order is the union of the
+// keys seen). It gives up (ok false) at anything else -- white space, a new
+// or repeated key, an error -- and the caller starts over with the general
+// walk, which also produces the exact error.
+func (d *base) captureEnvelopeFast(i, level int) (end int, ok bool) {
+	sc := &d.sc
+	b := sc.msg
+	order := d.keyOrder[level]
+	if len(order) == 0 || sc.depth >= maxDepth {
+		return 0, false
 	}
-	return d.captureEnvelope(i, 0)
+	sc.depth++
+	defer func() { sc.depth-- }()
+	j := i + 1
+	if j < len(b) && b[j] == '}' {
+		return j + 1, true
+	}
+	for pos := 0; ; pos++ {
+		if j >= len(b) || b[j] != '"' {
+			return 0, false
+		}
+		for ; pos < len(order); pos++ {
+			name := order[pos].fast
+			n := len(name)
+			if n > 0 && j+n+2 < len(b) && b[j+n+1] == '"' && b[j+n+2] == ':' && string(b[j+1:j+1+n]) == name {
+				break
+			}
+		}
+		if pos == len(order) {
+			return 0, false
+		}
+		idx := order[pos].idx
+		sc.expect = ""
+		next, err := d.captureMember(idx, idx >= 0, level, j+len(order[pos].fast)+3)
+		if err != nil || next >= len(b) {
+			return 0, false
+		}
+		switch b[next] {
+		case ',':
+			j = next + 1
+		case '}':
+			return next + 1, true
+		default:
+			return 0, false
+		}
+	}
 }
 
 // maxEnvKeys bounds the remembered envelope key order.
