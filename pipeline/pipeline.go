@@ -192,6 +192,9 @@ func (c *Config) defaults() {
 	if c.BatchRows <= 0 {
 		c.BatchRows = 16384
 	}
+	if c.Parquet.Concurrency <= 0 {
+		c.Parquet.Concurrency = c.Workers // a file's writer encodes columns on as many cores
+	}
 	if c.Mem == nil {
 		c.Mem = memory.DefaultAllocator
 	}

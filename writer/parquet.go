@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
@@ -30,6 +32,10 @@ type ParquetOptions struct {
 	Compression string
 	// RowGroupRows is the number of rows per row group (default 131072).
 	RowGroupRows int
+	// Concurrency is how many columns are encoded and compressed at once
+	// (default GOMAXPROCS): the one writer of a file then keeps up with
+	// several decoding workers.
+	Concurrency int
 	// Metadata is written as key/value metadata in the footer.
 	Metadata map[string]string
 	// PlainStrings writes top-level string columns PLAIN. By default they
@@ -65,10 +71,14 @@ type Parquet struct {
 	// cols is, per top-level column (_rowkind first), a column-at-a-time
 	// writer for flat columns; emit the row-at-a-time level-computing
 	// emitter for nested ones.
-	cols   []colFunc
-	emit   []emitFunc
-	rgRows int
-	rows   int // rows in the row group under way
+	cols []colFunc
+	emit []emitFunc
+	// colLeaves are the leaves of each top-level column: columns share
+	// nothing, so they are encoded concurrently (up to concurrency).
+	colLeaves   [][]*leaf
+	concurrency int
+	rgRows      int
+	rows        int // rows in the row group under way
 
 	off       int64 // bytes written so far
 	schema    []format.SchemaElement
@@ -119,6 +129,7 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	for k := range 4 {
 		kindLeaf.fixedDict = append(kindLeaf.fixedDict, []byte(arrowconv.RowKind(k).String()))
 	}
+	p.colLeaves = append(p.colLeaves, p.leaves[:1])
 	p.emit = append(p.emit, nil)
 	p.cols = append(p.cols, func(arr arrow.Array, from, to int) {
 		ks := arr.(*array.Dictionary).Indices().(*array.Int8).Int8Values()
@@ -138,10 +149,15 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 				l := p.leaves[first]
 				l.dict, l.dictIdx = true, map[string]int32{}
 			}
-			continue
+		} else {
+			p.emit = append(p.emit, emitterFor(c.Type, true, 0, newLeaf))
+			p.cols = append(p.cols, nil)
 		}
-		p.emit = append(p.emit, emitterFor(c.Type, true, 0, newLeaf))
-		p.cols = append(p.cols, nil)
+		p.colLeaves = append(p.colLeaves, p.leaves[first:next])
+	}
+	p.concurrency = opts.Concurrency
+	if p.concurrency <= 0 {
+		p.concurrency = runtime.GOMAXPROCS(0)
 	}
 
 	f, err := createAtomic(path)
@@ -548,27 +564,30 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	cols := rec.Columns()
 	for start := 0; start < n; {
 		end := min(n, start+p.rgRows-p.rows)
-		for k, cf := range p.cols {
-			if cf != nil {
+		if err := p.eachColumn(end-start, func(k int) error {
+			if cf := p.cols[k]; cf != nil {
 				cf(cols[k], start, end)
-				continue
+			} else {
+				e := p.emit[k]
+				for i := start; i < end; i++ {
+					e(cols[k], i, 0, 0)
+				}
 			}
-			e := p.emit[k]
-			for i := start; i < end; i++ {
-				e(cols[k], i, 0, 0)
-			}
-		}
-		// Whole rows were added to every leaf: a page may end here.
-		for _, l := range p.leaves {
-			if err := l.checkDict(p.codec); err != nil {
-				return err
-			}
-			if l.pageFull() {
-				if err := l.flushPage(p.codec); err != nil {
+			// Whole rows were added to every leaf: a page may end here.
+			for _, l := range p.colLeaves[k] {
+				if err := l.checkDict(p.codec); err != nil {
 					return err
 				}
-				l.reset()
+				if l.pageFull() {
+					if err := l.flushPage(p.codec); err != nil {
+						return err
+					}
+					l.reset()
+				}
 			}
+			return nil
+		}); err != nil {
+			return err
 		}
 		p.rows += end - start
 		start = end
@@ -585,14 +604,46 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 }
 
 // flushRowGroup writes the column chunks of the row group under way.
+// minConcurrentRows is the fewest rows worth encoding columns concurrently
+// (a variable for the tests).
+var minConcurrentRows = 1024
+
+// eachColumn runs f for every top-level column: concurrently when more
+// than one column may run at once and the rows are worth a goroutine each.
+func (p *Parquet) eachColumn(rows int, f func(k int) error) error {
+	if p.concurrency <= 1 || rows < minConcurrentRows {
+		for k := range p.cols {
+			if err := f(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var g errgroup.Group
+	g.SetLimit(p.concurrency)
+	for k := range p.cols {
+		g.Go(func() error { return f(k) })
+	}
+	return g.Wait()
+}
+
 func (p *Parquet) flushRowGroup() error {
 	rg := format.RowGroup{NumRows: int64(p.rows), FileOffset: p.off, Ordinal: int16(len(p.rowGroups))}
 	cis := make([]*format.ColumnIndex, len(p.leaves))
 	ois := make([]format.OffsetIndex, len(p.leaves))
-	for i, l := range p.leaves {
-		if err := l.finishChunk(p.codec); err != nil {
-			return err
+	// The last pages of every chunk are encoded concurrently; the chunks
+	// are written in order.
+	if err := p.eachColumn(p.rows, func(k int) error {
+		for _, l := range p.colLeaves[k] {
+			if err := l.finishChunk(p.codec); err != nil {
+				return err
+			}
 		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, l := range p.leaves {
 		off := p.off
 		if err := p.write(l.chunk); err != nil {
 			return err

@@ -29,11 +29,19 @@ import (
 // its own input.
 func TestParquetReadBack(t *testing.T) {
 	for _, dict := range []bool{false, true} {
-		t.Run(fmt.Sprintf("dictionary=%v", dict), func(t *testing.T) {
-			defer func(p, d int) { pageBytes, dictLimitBytes = p, d }(pageBytes, dictLimitBytes)
-			pageBytes, dictLimitBytes = 512, 1200 // many pages; some row groups keep their dictionary, others fall back to PLAIN mid-chunk
-			testParquetReadBack(t, dict)
-		})
+		var files [][]byte
+		for _, conc := range []int{1, 4} {
+			t.Run(fmt.Sprintf("dictionary=%v,concurrency=%d", dict, conc), func(t *testing.T) {
+				defer func(p, d, m int) { pageBytes, dictLimitBytes, minConcurrentRows = p, d, m }(pageBytes, dictLimitBytes, minConcurrentRows)
+				pageBytes, dictLimitBytes = 512, 1200 // many pages; some row groups keep their dictionary, others fall back to PLAIN mid-chunk
+				minConcurrentRows = 1                 // columns encoded concurrently however small the batch
+				files = append(files, testParquetReadBack(t, dict, conc))
+			})
+		}
+		// Columns encoded concurrently give the same file, byte for byte.
+		if len(files) == 2 && !bytes.Equal(files[0], files[1]) {
+			t.Errorf("dictionary=%v: concurrency 4 wrote a different file than concurrency 1", dict)
+		}
 	}
 }
 
@@ -46,7 +54,7 @@ type tval struct {
 	nan      bool
 }
 
-func testParquetReadBack(t *testing.T, dict bool) {
+func testParquetReadBack(t *testing.T, dict bool, concurrency int) []byte {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s, err := arrowconv.ParseColumns("i BIGINT, s STRING, d DOUBLE, dec DECIMAL(30, 3), b BOOLEAN, l ARRAY<STRING>")
@@ -61,7 +69,7 @@ func testParquetReadBack(t *testing.T, dict bool) {
 	// want[row][leaf] are the leaf values of each row.
 	want := make([][leaves][]tval, rows)
 	le64 := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
-	w, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{RowGroupRows: rgRows, PlainStrings: !dict, Metadata: map[string]string{"k": "v"}})
+	w, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{RowGroupRows: rgRows, PlainStrings: !dict, Concurrency: concurrency, Metadata: map[string]string{"k": "v"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,6 +267,11 @@ func testParquetReadBack(t *testing.T, dict bool) {
 	if multiPage < 10 {
 		t.Errorf("only %d column chunks have several pages", multiPage)
 	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // expectBounds computes the Parquet min/max (PLAIN) and null count of
