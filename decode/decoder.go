@@ -292,7 +292,7 @@ type base struct {
 	// fastNames are the physical column names the scanner may match raw
 	// (plainKey), in column order.
 	fastNames []string
-	plain     bool // tests: no shortcuts (key prediction, value reuse); the fuzz targets compare both ways
+	plain     bool // tests: no shortcuts (key prediction, fast paths, value reuse); fuzz targets and BenchmarkDecodeShortcuts compare both ways
 	physCols  []arrowconv.Column
 	row       *rowConv
 	metas     []metaCol
