@@ -99,22 +99,18 @@ func (d *base) captureEnvelopeFast(i, level int) (end int, ok bool) {
 		return j + 1, true
 	}
 	for pos := 0; ; pos++ {
-		if j >= len(b) || b[j] != '"' {
-			return 0, false
-		}
+		vi, found := 0, false
 		for ; pos < len(order); pos++ {
-			name := order[pos].fast
-			n := len(name)
-			if n > 0 && j+n+2 < len(b) && b[j+n+1] == '"' && b[j+n+2] == ':' && string(b[j+1:j+1+n]) == name {
+			if vi, found = rawMemberAt(b, j, order[pos].fast); found {
 				break
 			}
 		}
-		if pos == len(order) {
+		if !found {
 			return 0, false
 		}
 		idx := order[pos].idx
 		sc.expect = ""
-		next, err := d.captureMember(idx, idx >= 0, level, j+len(order[pos].fast)+3)
+		next, err := d.captureMember(idx, idx >= 0, level, vi)
 		if err != nil || next >= len(b) {
 			return 0, false
 		}
@@ -309,58 +305,36 @@ func (d *base) captureRowFast(i int, slots []slot) (end int, ok bool) {
 	if j < len(b) && b[j] == '}' {
 		return j + 1, true
 	}
-	for col := 0; ; col++ {
-		if col >= len(d.fastNames) || d.fastNames[col] == "" {
+	for col := 0; col < len(d.fastNames); col++ {
+		vi, found := rawMemberAt(b, j, d.fastNames[col])
+		if !found {
 			return 0, false
 		}
-		name := d.fastNames[col]
-		n := len(name)
-		if j+n+3 >= len(b) || b[j] != '"' || b[j+n+1] != '"' || b[j+n+2] != ':' || string(b[j+1:j+1+n]) != name {
+		v, next, scalar, err := scanScalar(b, vi)
+		if !scalar || err != nil || next >= len(b) {
 			return 0, false
 		}
-		v := j + n + 3
-		var err error
-		switch c := b[v]; {
-		case c == '"':
-			if j, err = scanString(b, v); err != nil {
-				return 0, false
-			}
-			slots[col] = slot{b[v+1 : j-1], jsonparser.String}
-		case c == '-' || c >= '0' && c <= '9':
-			if j, err = scanNumber(b, v); err != nil {
-				return 0, false
-			}
-			slots[col] = slot{b[v:j], jsonparser.Number}
-		case c == 'n':
-			if j, err = scanLiteral(b, v, "null"); err != nil {
-				return 0, false
-			}
-			slots[col] = slot{b[v:j], jsonparser.Null}
-		case c == 't':
-			if j, err = scanLiteral(b, v, "true"); err != nil {
-				return 0, false
-			}
-			slots[col] = slot{b[v:j], jsonparser.Boolean}
-		case c == 'f':
-			if j, err = scanLiteral(b, v, "false"); err != nil {
-				return 0, false
-			}
-			slots[col] = slot{b[v:j], jsonparser.Boolean}
-		default:
-			return 0, false
-		}
-		if j >= len(b) {
-			return 0, false
-		}
-		switch b[j] {
+		slots[col] = v
+		switch b[next] {
 		case ',':
-			j++
+			j = next + 1
 		case '}':
-			return j + 1, true
+			return next + 1, true
 		default:
 			return 0, false
 		}
 	}
+	return 0, false
+}
+
+// rawMemberAt matches the compact member start `"name":` at i, name being a
+// plainKey, followed by at least one byte, and returns the index of the value.
+func rawMemberAt(b []byte, i int, name string) (int, bool) {
+	n := len(name)
+	if rawKeyAt(b, i, name) && i+n+3 < len(b) && b[i+n+2] == ':' {
+		return i + n + 3, true
+	}
+	return 0, false
 }
 
 // markKey records that a key occurs in "old" (at any depth).

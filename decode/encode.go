@@ -302,11 +302,7 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 			ms := int64(a.(*array.Time32).Value(i))
 			s := ms / 1000
 			dst = append(dst, '"')
-			dst = append2(dst, int(s/3600))
-			dst = append(dst, ':')
-			dst = append2(dst, int(s/60%60))
-			dst = append(dst, ':')
-			dst = append2(dst, int(s%60))
+			dst = appendClock(dst, int(s/3600), int(s/60%60), int(s%60))
 			return append(dst, '"'), nil
 		}
 	case arrowconv.Timestamp, arrowconv.TimestampLTZ:
@@ -318,13 +314,7 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
 			tm := time.Unix(0, int64(a.(*array.Timestamp).Value(i))).UTC()
 			dst = append(dst, '"')
-			dst = appendISODate(dst, tm)
-			dst = append(dst, sep)
-			dst = append2(dst, tm.Hour())
-			dst = append(dst, ':')
-			dst = append2(dst, tm.Minute())
-			dst = append(dst, ':')
-			dst = append2(dst, tm.Second())
+			dst = appendDateTime(dst, tm, sep)
 			if ns := tm.Nanosecond(); ns != 0 {
 				// Fraction without trailing zeros (appendFraction 0..9).
 				var b [9]byte
@@ -439,6 +429,22 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 }
 
 func append2(dst []byte, v int) []byte { return append(dst, byte('0'+v/10), byte('0'+v%10)) }
+
+// appendClock writes HH:mm:ss.
+func appendClock(dst []byte, h, m, s int) []byte {
+	dst = append2(dst, h)
+	dst = append(dst, ':')
+	dst = append2(dst, m)
+	dst = append(dst, ':')
+	return append2(dst, s)
+}
+
+// appendDateTime writes yyyy-MM-dd<sep>HH:mm:ss.
+func appendDateTime(dst []byte, t time.Time, sep byte) []byte {
+	dst = appendISODate(dst, t)
+	dst = append(dst, sep)
+	return appendClock(dst, t.Hour(), t.Minute(), t.Second())
+}
 
 // appendISODate writes ISO_LOCAL_DATE (years past 9999 get a '+').
 func appendISODate(dst []byte, t time.Time) []byte { return arrowconv.AppendISODate(dst, t) }

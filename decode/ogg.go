@@ -136,13 +136,7 @@ func (o *oggEnc) head(dst []byte, r *encodedRow) []byte {
 // uses and Flink's ogg metadata parsers read.
 func appendMicros(dst []byte, ns int64, sep byte) []byte {
 	t := time.Unix(0, ns).UTC()
-	dst = appendISODate(dst, t)
-	dst = append(dst, sep)
-	dst = append2(dst, t.Hour())
-	dst = append(dst, ':')
-	dst = append2(dst, t.Minute())
-	dst = append(dst, ':')
-	dst = append2(dst, t.Second())
+	dst = appendDateTime(dst, t, sep)
 	dst = append(dst, '.')
 	us := t.Nanosecond() / 1000
 	for d := 100000; d > 0; d /= 10 {

@@ -66,31 +66,41 @@ func (s *scanner) value(i int) (slot, int, error) {
 	if i >= len(b) {
 		return slot{}, i, s.errAt(i, "unexpected end of input")
 	}
-	switch c := b[i]; {
-	case c == '"':
-		end, err := scanString(b, i)
-		if err != nil {
-			return slot{}, 0, err
-		}
-		return slot{b[i+1 : end-1], jsonparser.String}, end, nil
-	case c == '{':
+	if v, end, scalar, err := scanScalar(b, i); scalar {
+		return v, end, err
+	}
+	switch b[i] {
+	case '{':
 		end, err := s.object(i, func(_ []byte, vi int) (int, error) { return s.skip(vi) })
 		if err != nil {
 			return slot{}, 0, err
 		}
 		return slot{b[i:end], jsonparser.Object}, end, nil
-	case c == '[':
+	case '[':
 		end, err := s.array(i, s.skip)
 		if err != nil {
 			return slot{}, 0, err
 		}
 		return slot{b[i:end], jsonparser.Array}, end, nil
-	case c == '-' || (c >= '0' && c <= '9'):
-		end, err := scanNumber(b, i)
-		if err != nil {
-			return slot{}, 0, err
+	}
+	return slot{}, 0, s.errAt(i, fmt.Sprintf("unexpected character %s", quoteByte(b[i])))
+}
+
+// scanScalar validates the string, number or literal at b[i] (i < len(b))
+// and returns it as a slot and the index after it; scalar is false when
+// b[i] starts no scalar.
+func scanScalar(b []byte, i int) (v slot, end int, scalar bool, err error) {
+	switch c := b[i]; {
+	case c == '"':
+		if end, err = scanString(b, i); err != nil {
+			return slot{}, 0, true, err
 		}
-		return slot{b[i:end], jsonparser.Number}, end, nil
+		return slot{b[i+1 : end-1], jsonparser.String}, end, true, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		if end, err = scanNumber(b, i); err != nil {
+			return slot{}, 0, true, err
+		}
+		return slot{b[i:end], jsonparser.Number}, end, true, nil
 	case c == 't', c == 'f', c == 'n':
 		lit, t := "null", jsonparser.Null
 		switch c {
@@ -99,13 +109,12 @@ func (s *scanner) value(i int) (slot, int, error) {
 		case 'f':
 			lit, t = "false", jsonparser.Boolean
 		}
-		end, err := scanLiteral(b, i, lit)
-		if err != nil {
-			return slot{}, 0, err
+		if end, err = scanLiteral(b, i, lit); err != nil {
+			return slot{}, 0, true, err
 		}
-		return slot{b[i:end], t}, end, nil
+		return slot{b[i:end], t}, end, true, nil
 	}
-	return slot{}, 0, s.errAt(i, fmt.Sprintf("unexpected character %s", quoteByte(b[i])))
+	return slot{}, 0, false, nil
 }
 
 // skip validates the value at vi and returns the index after it; object
@@ -126,15 +135,31 @@ func (s *scanner) key(i int) (ks, ke, next int, esc bool, err error) {
 	if err != nil {
 		return 0, 0, 0, false, err
 	}
-	j := end
+	if next, err = s.colon(end); err != nil {
+		return 0, 0, 0, false, err
+	}
+	return i + 1, end - 1, next, esc, nil
+}
+
+// colon reads the ':' after a field name that ends at j and returns the
+// index after it.
+func (s *scanner) colon(j int) (int, error) {
+	b := s.msg
 	if j < len(b) && b[j] == ':' { // the usual compact form
-		return i + 1, end - 1, j + 1, esc, nil
+		return j + 1, nil
 	}
-	j = skipWS(b, end)
+	j = skipWS(b, j)
 	if j >= len(b) || b[j] != ':' {
-		return 0, 0, 0, false, s.errAt(j, "expected ':' after a field name")
+		return 0, s.errAt(j, "expected ':' after a field name")
 	}
-	return i + 1, end - 1, j + 1, esc, nil
+	return j + 1, nil
+}
+
+// rawKeyAt reports whether b holds the field name name, quoted, at i. name
+// must be a plainKey, so a match is that key exactly.
+func rawKeyAt(b []byte, i int, name string) bool {
+	n := len(name)
+	return n > 0 && i+n+1 < len(b) && b[i] == '"' && b[i+n+1] == '"' && string(b[i+1:i+n+1]) == name
 }
 
 // object walks the members of the object at b[i] == '{', calling member
@@ -157,15 +182,12 @@ func (s *scanner) object(i int, member func(key []byte, vi int) (int, error)) (i
 		s.expect, s.hit = "", false
 		var k []byte
 		var next int
-		if n := len(exp); n > 0 && i+n+1 < len(b) && b[i+n+1] == '"' && b[i] == '"' && string(b[i+1:i+n+1]) == exp {
-			k, next = b[i+1:i+n+1], i+n+2
-			if next >= len(b) || b[next] != ':' {
-				next = skipWS(b, next)
-				if next >= len(b) || b[next] != ':' {
-					return 0, s.errAt(next, "expected ':' after a field name")
-				}
+		if rawKeyAt(b, i, exp) {
+			k = b[i+1 : i+len(exp)+1]
+			var err error
+			if next, err = s.colon(i + len(exp) + 2); err != nil {
+				return 0, err
 			}
-			next++
 			s.hit = true
 		} else {
 			ks, ke, n, esc, err := s.key(i)
