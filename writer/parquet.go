@@ -127,7 +127,7 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	}
 	kindLeaf := newLeaf()
 	for k := range 4 {
-		kindLeaf.fixedDict = append(kindLeaf.fixedDict, []byte(arrowconv.RowKind(k).String()))
+		kindLeaf.fixedDict = append(kindLeaf.fixedDict, arrowconv.RowKind(k).String())
 	}
 	p.colLeaves = append(p.colLeaves, p.leaves[:1])
 	p.emit = append(p.emit, nil)
@@ -678,34 +678,23 @@ func (p *Parquet) finish() error {
 			return err
 		}
 	}
-	proto := new(thrift.CompactProtocol)
 	// Page indexes: every column index, then every offset index, as
 	// parquet-mr and parquet-go lay them out.
+	var err error
 	for r := range p.rowGroups {
 		for c := range p.rowGroups[r].Columns {
-			if p.colIdx[r][c] == nil {
-				continue
-			}
-			b, err := thrift.Marshal(proto, p.colIdx[r][c])
-			if err != nil {
-				return fmt.Errorf("writer: parquet column index: %w", err)
-			}
-			cc := &p.rowGroups[r].Columns[c]
-			cc.ColumnIndexOffset, cc.ColumnIndexLength = p.off, int32(len(b))
-			if err := p.write(b); err != nil {
-				return err
+			if ci := p.colIdx[r][c]; ci != nil {
+				cc := &p.rowGroups[r].Columns[c]
+				if cc.ColumnIndexOffset, cc.ColumnIndexLength, err = p.writeThrift(ci, "column index"); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	for r := range p.rowGroups {
 		for c := range p.rowGroups[r].Columns {
-			b, err := thrift.Marshal(proto, &p.offIdx[r][c])
-			if err != nil {
-				return fmt.Errorf("writer: parquet offset index: %w", err)
-			}
 			cc := &p.rowGroups[r].Columns[c]
-			cc.OffsetIndexOffset, cc.OffsetIndexLength = p.off, int32(len(b))
-			if err := p.write(b); err != nil {
+			if cc.OffsetIndexOffset, cc.OffsetIndexLength, err = p.writeThrift(&p.offIdx[r][c], "offset index"); err != nil {
 				return err
 			}
 		}
@@ -719,12 +708,22 @@ func (p *Parquet) finish() error {
 		CreatedBy:        "cdcetl",
 		ColumnOrders:     p.orders,
 	}
-	b, err := thrift.Marshal(proto, &md)
+	_, n, err := p.writeThrift(&md, "footer")
 	if err != nil {
-		return fmt.Errorf("writer: parquet footer: %w", err)
+		return err
 	}
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(b)))
-	return p.write(append(b, "PAR1"...))
+	return p.write(append(binary.LittleEndian.AppendUint32(nil, uint32(n)), "PAR1"...))
+}
+
+// writeThrift writes v Thrift-compact-encoded and returns where and how
+// long.
+func (p *Parquet) writeThrift(v any, what string) (off int64, n int32, err error) {
+	b, err := thrift.Marshal(new(thrift.CompactProtocol), v)
+	if err != nil {
+		return 0, 0, fmt.Errorf("writer: parquet %s: %w", what, err)
+	}
+	off = p.off
+	return off, int32(len(b)), p.write(b)
 }
 
 // Abort removes the temporary file.

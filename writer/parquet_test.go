@@ -160,16 +160,7 @@ func testParquetReadBack(t *testing.T, dict bool, concurrency int) []byte {
 		t.Fatal(err)
 	}
 
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openParquet(t, path)
 	md := pf.Metadata()
 	if md.NumRows != rows || len(md.RowGroups) != (rows+rgRows-1)/rgRows {
 		t.Fatalf("%d rows in %d row groups", md.NumRows, len(md.RowGroups))
@@ -408,16 +399,7 @@ func TestParquetLongValues(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openParquet(t, path)
 	cols := pf.Metadata().RowGroups[0].Columns
 	if s := cols[1].MetaData.Statistics; s.MinValue != nil || s.MaxValue != nil || s.NullCount != 0 {
 		t.Errorf("long strings: statistics %q..%q nulls %d, want no bounds", s.MinValue, s.MaxValue, s.NullCount)
@@ -439,4 +421,24 @@ func TestParquetLongValues(t *testing.T) {
 	if n != 3 || rows[1][1].String() != long {
 		t.Errorf("read %d rows; the long value did not come back whole", n)
 	}
+}
+
+// openParquet opens a file with parquet-go's reader; it is closed when the
+// test ends.
+func openParquet(t *testing.T, path string) *parquet.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
 }

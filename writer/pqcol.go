@@ -47,9 +47,9 @@ type leaf struct {
 	// is a dictionary known up front (_rowkind): values are indices.
 	dict       bool
 	plainChunk bool // the dictionary outgrew its limit: PLAIN to the end of the chunk
-	fixedDict  [][]byte
+	fixedDict  []string
 	dictIdx    map[string]int32
-	dictVals   [][]byte
+	dictVals   []string // the dictIdx keys by index (the same strings, not copies)
 	dictBytes  int
 	idx        []int32
 	used       uint64 // fixedDict entries used in the page (bit per index)
@@ -78,6 +78,7 @@ type leaf struct {
 	noColIndex   bool
 
 	scratch []byte
+	tmp     []byte // a dictionary value as bytes, for the bounds
 	levels  []byte
 }
 
@@ -203,9 +204,9 @@ func (l *leaf) putBytes(v []byte) {
 		i, ok := l.dictIdx[string(v)]
 		if !ok {
 			i = int32(len(l.dictVals))
-			c := string(v)
+			c := string(v) // the one copy: key and value both
 			l.dictIdx[c] = i
-			l.dictVals = append(l.dictVals, []byte(c))
+			l.dictVals = append(l.dictVals, c)
 			l.dictBytes += 4 + len(v)
 		}
 		l.idx = append(l.idx, i) // bounds are taken when the chunk is cut into pages
@@ -342,53 +343,47 @@ func (l *leaf) flushPage(codec compress.Codec) error {
 	if l.nValues == 0 {
 		return nil
 	}
-	var values []byte
-	enc := format.Plain
-	if l.fixedDict != nil {
-		for i, v := range l.fixedDict {
-			if l.used&(1<<i) != 0 {
-				l.pb.bytes(v, false)
-			}
-		}
-		l.used = 0
+	if l.fixedDict == nil {
+		return l.writeDataPage(codec, format.Plain, l.vals, l.rep, l.def, l.nValues, l.nNulls, l.nRows, &l.pb)
 	}
-	if l.fixedDict != nil {
-		enc = format.RLEDictionary
-		width := bits.Len32(uint32(max(len(l.fixedDict)-1, 0)))
-		e := rle.Encoding{BitWidth: width}
-		var err error
-		l.scratch, err = e.EncodeInt32(l.scratch[:0], l.idx)
-		if err != nil {
-			return fmt.Errorf("writer: parquet dictionary indices: %w", err)
+	for i, v := range l.fixedDict {
+		if l.used&(1<<i) != 0 {
+			l.tmp = append(l.tmp[:0], v...)
+			l.pb.bytes(l.tmp, false)
 		}
-		values = append([]byte{byte(width)}, l.scratch...)
-	} else {
-		values = l.vals
 	}
-	return l.writeDataPage(codec, enc, values, l.rep, l.def, l.nValues, l.nNulls, l.nRows, &l.pb)
+	l.used = 0
+	values, err := l.indexPage(l.vals[:0], l.idx, len(l.fixedDict))
+	if err != nil {
+		return err
+	}
+	return l.writeDataPage(codec, format.RLEDictionary, values, l.rep, l.def, l.nValues, l.nNulls, l.nRows, &l.pb)
+}
+
+// indexPage appends the RLE_DICTIONARY page body for indices into a
+// dictionary of n values to dst: the bit width, then the RLE/bit-packed
+// indices.
+func (l *leaf) indexPage(dst []byte, idx []int32, n int) ([]byte, error) {
+	width := bits.Len32(uint32(max(n-1, 0)))
+	e := rle.Encoding{BitWidth: width}
+	var err error
+	if l.scratch, err = e.EncodeInt32(l.scratch[:0], idx); err != nil {
+		return nil, fmt.Errorf("writer: parquet dictionary indices: %w", err)
+	}
+	return append(append(dst, byte(width)), l.scratch...), nil
 }
 
 // writeDataPage appends one DATA_PAGE_V2 (levels uncompressed, values
 // compressed) to the chunk and records it in the page indexes.
 func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values []byte, rep, def []uint8, nValues, nNulls, nRows int, pb *bounds) error {
 	l.levels = l.levels[:0]
-	var repLen, defLen int
-	var err error
-	if l.maxRep > 0 {
-		e := rle.Encoding{BitWidth: bits.Len(uint(l.maxRep))}
-		if l.scratch, err = e.EncodeLevels(l.scratch[:0], rep); err != nil {
-			return fmt.Errorf("writer: parquet repetition levels: %w", err)
-		}
-		l.levels = append(l.levels, l.scratch...)
-		repLen = len(l.scratch)
+	repLen, err := l.appendLevels(rep, l.maxRep, "repetition")
+	if err != nil {
+		return err
 	}
-	if l.maxDef > 0 {
-		e := rle.Encoding{BitWidth: bits.Len(uint(l.maxDef))}
-		if l.scratch, err = e.EncodeLevels(l.scratch[:0], def); err != nil {
-			return fmt.Errorf("writer: parquet definition levels: %w", err)
-		}
-		l.levels = append(l.levels, l.scratch...)
-		defLen = len(l.scratch)
+	defLen, err := l.appendLevels(def, l.maxDef, "definition")
+	if err != nil {
+		return err
 	}
 	compressed, err := codec.Encode(l.scratch[:0], values)
 	if err != nil {
@@ -409,19 +404,16 @@ func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values [
 		RepetitionLevelsByteLength: int32(repLen),
 		IsCompressed:               thrift.New(codec.CompressionCodec() != format.Uncompressed),
 	})
-	header, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
+	off := len(l.chunk)
+	headerLen, err := l.appendPage(&h, l.levels, compressed)
 	if err != nil {
-		return fmt.Errorf("writer: parquet page header: %w", err)
+		return err
 	}
 	l.pageLocs = append(l.pageLocs, format.PageLocation{
-		Offset:             int64(len(l.chunk)),
-		CompressedPageSize: int32(len(header)) + h.CompressedPageSize,
+		Offset:             int64(off),
+		CompressedPageSize: int32(headerLen) + h.CompressedPageSize,
 		FirstRowIndex:      l.chunkRows,
 	})
-	l.chunk = append(l.chunk, header...)
-	l.chunk = append(l.chunk, l.levels...)
-	l.chunk = append(l.chunk, compressed...)
-	l.uncompressed += int64(len(header)) + int64(h.UncompressedPageSize)
 	l.addEncoding(enc)
 
 	ci := &l.colIndex
@@ -446,6 +438,36 @@ func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values [
 	l.chunkNulls += int64(nNulls)
 	l.chunkRows += int64(nRows)
 	return nil
+}
+
+// appendLevels RLE-encodes levels (up to maxLevel; none when it is 0) onto
+// l.levels and returns their encoded length.
+func (l *leaf) appendLevels(levels []uint8, maxLevel int, what string) (int, error) {
+	if maxLevel == 0 {
+		return 0, nil
+	}
+	e := rle.Encoding{BitWidth: bits.Len(uint(maxLevel))}
+	var err error
+	if l.scratch, err = e.EncodeLevels(l.scratch[:0], levels); err != nil {
+		return 0, fmt.Errorf("writer: parquet %s levels: %w", what, err)
+	}
+	l.levels = append(l.levels, l.scratch...)
+	return len(l.scratch), nil
+}
+
+// appendPage appends a page header and the page's (compressed) body to the
+// chunk and returns the header's length.
+func (l *leaf) appendPage(h *format.PageHeader, body ...[]byte) (int, error) {
+	header, err := thrift.Marshal(new(thrift.CompactProtocol), h)
+	if err != nil {
+		return 0, fmt.Errorf("writer: parquet page header: %w", err)
+	}
+	l.chunk = append(l.chunk, header...)
+	for _, b := range body {
+		l.chunk = append(l.chunk, b...)
+	}
+	l.uncompressed += int64(len(header)) + int64(h.UncompressedPageSize)
+	return len(header), nil
 }
 
 func (l *leaf) addEncoding(e format.Encoding) {
@@ -510,11 +532,10 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 	}
 	// Cut the buffered chunk into pages at row starts.
 	rep, def, idx := l.rep, l.def, l.idx
-	width := bits.Len32(uint32(max(len(l.dictVals)-1, 0)))
 	vi := 0 // index into idx of the page's first value
 	for start := 0; start < l.nValues; {
 		var pb bounds
-		var page []byte
+		page := l.vals[:0] // unused while the leaf is dictionary-encoded
 		end, nNulls, nRows, vend := start, 0, 0, vi
 		size := 0
 		for end < l.nValues {
@@ -528,7 +549,8 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 				nNulls++
 			} else {
 				v := l.dictVals[idx[vend]]
-				pb.bytes(v, false)
+				l.tmp = append(l.tmp[:0], v...)
+				pb.bytes(l.tmp, false)
 				if useDict {
 					size += 4
 				} else {
@@ -542,12 +564,10 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 		}
 		enc := format.Plain
 		if useDict {
-			e := rle.Encoding{BitWidth: width}
 			var err error
-			if l.scratch, err = e.EncodeInt32(l.scratch[:0], idx[vi:vend]); err != nil {
-				return fmt.Errorf("writer: parquet dictionary indices: %w", err)
+			if page, err = l.indexPage(page, idx[vi:vend], len(l.dictVals)); err != nil {
+				return err
 			}
-			page = append([]byte{byte(width)}, l.scratch...)
 			enc = format.RLEDictionary
 		}
 		var r, d []uint8
@@ -561,13 +581,14 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 			return err
 		}
 		start, vi = end, vend
+		l.vals = page[:0]
 	}
 	return nil
 }
 
 // writeDictPage writes the dictionary page, which must come first in the
 // chunk.
-func (l *leaf) writeDictPage(codec compress.Codec, vals [][]byte) error {
+func (l *leaf) writeDictPage(codec compress.Codec, vals []string) error {
 	var plain []byte
 	for _, v := range vals {
 		plain = binary.LittleEndian.AppendUint32(plain, uint32(len(v)))
@@ -583,13 +604,9 @@ func (l *leaf) writeDictPage(codec compress.Codec, vals [][]byte) error {
 		CompressedPageSize:   int32(len(compressed)),
 	}
 	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: int32(len(vals)), Encoding: format.Plain})
-	header, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
-	if err != nil {
-		return fmt.Errorf("writer: parquet page header: %w", err)
+	if _, err := l.appendPage(&h, compressed); err != nil {
+		return err
 	}
-	l.chunk = append(l.chunk, header...)
-	l.chunk = append(l.chunk, compressed...)
-	l.uncompressed += int64(len(header) + len(plain))
 	l.firstPage = len(l.chunk)
 	l.hasDictPage = true
 	l.addEncoding(format.Plain)
