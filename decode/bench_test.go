@@ -17,22 +17,35 @@ import (
 // Arrow batches of 16384 rows: MB/s of input, rows/s, allocations.
 var benchSize = 8 << 20
 
+// benchInput generates benchSize bytes of format's changelog and returns
+// them, split into lines, and a maker of decoders (default options) for it.
+func benchInput(b *testing.B, format string) ([]byte, [][]byte, func() (*base, *arrowconv.Builder)) {
+	data := cdcgen.Lines(format, 1, benchSize)
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	f, _ := Lookup(format)
+	s, err := arrowconv.ParseColumns(cdcgen.SchemaFor(format))
+	if err != nil {
+		b.Fatal(err)
+	}
+	o, err := ParseOptions(f, nil, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data, lines, func() (*base, *arrowconv.Builder) {
+		bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+		d, err := New(f, s, o, bld)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d.(*base), bld
+	}
+}
+
 func BenchmarkDecode(b *testing.B) {
 	for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
 		b.Run(format, func(b *testing.B) {
-			data := cdcgen.Lines(format, 1, benchSize)
-			lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-			f, _ := Lookup(format)
-			s, err := arrowconv.ParseColumns(cdcgen.SchemaFor(format))
-			if err != nil {
-				b.Fatal(err)
-			}
-			o, _ := ParseOptions(f, nil, false)
-			bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
-			d, err := New(f, s, o, bld)
-			if err != nil {
-				b.Fatal(err)
-			}
+			data, lines, newDecoder := benchInput(b, format)
+			d, bld := newDecoder()
 			rows := 0
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
@@ -63,21 +76,11 @@ func BenchmarkDecode(b *testing.B) {
 func BenchmarkDecodeShortcuts(b *testing.B) {
 	for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
 		b.Run(format, func(b *testing.B) {
-			data := cdcgen.Lines(format, 1, benchSize)
-			lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-			f, _ := Lookup(format)
-			s, err := arrowconv.ParseColumns(cdcgen.SchemaFor(format))
-			if err != nil {
-				b.Fatal(err)
-			}
+			data, lines, newDecoder := benchInput(b, format)
 			var runs [2]func()
 			for k, plain := range []bool{false, true} {
-				bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
-				d, err := New(f, s, Options{}, bld)
-				if err != nil {
-					b.Fatal(err)
-				}
-				d.(*base).plain = plain
+				d, bld := newDecoder()
+				d.plain = plain
 				runs[k] = func() {
 					for _, l := range lines {
 						if _, err := d.Decode(l); err != nil {

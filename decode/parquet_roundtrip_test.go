@@ -7,14 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"pgregory.net/rapid"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/testutil"
 	"github.com/cdcetl/cdcetl/writer"
 )
 
@@ -99,45 +96,14 @@ func TestParquetRoundTripProperty(t *testing.T) {
 	})
 }
 
-// readParquetPrinted reads a file with pqarrow and prints its rows as
-// printRows does.
+// readParquetPrinted reads a file back with pqarrow (see
+// testutil.ReadParquet) and prints its rows as printRows does.
 func readParquetPrinted(t *rapid.T, path string) []string {
-	rdr, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, mem)
+	rows, _, err := testutil.ReadParquet(path, mem)
 	if err != nil {
 		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Release()
-	tr := array.NewTableReader(tbl, 1000)
-	defer tr.Release()
-	var rows []string
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		fmts := make([]func([]byte, arrow.Array, int) []byte, rec.NumCols())
-		for c := range fmts {
-			fmts[c] = writer.ValueFormatter(rec.Schema().Field(c).Type)
-		}
-		for i := 0; i < int(rec.NumRows()); i++ {
-			line := fmts[0](nil, rec.Column(0), i) // _rowkind, read back as plain strings
-			line = append(line, '[')
-			for c := 1; c < int(rec.NumCols()); c++ {
-				if c > 1 {
-					line = append(line, ", "...)
-				}
-				line = fmts[c](line, rec.Column(c), i)
-			}
-			rows = append(rows, string(line)+"]")
-		}
 	}
 	return rows
 }

@@ -16,7 +16,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
-	"github.com/cdcetl/cdcetl/writer"
+	"github.com/cdcetl/cdcetl/internal/testutil"
 )
 
 // genType draws a Flink type; nested types down to depth.
@@ -167,26 +167,11 @@ func batchesOf(t *rapid.T, f *Format, s *arrowconv.Schema, o Options, lines [][]
 	return out
 }
 
-// printRows renders each row as --to print does, one string per row (a
-// value may hold a newline, so the printed text is not split).
+// printRows renders each row as --to print does, one string per row.
 func printRows(t *rapid.T, batches []arrow.RecordBatch) []string {
 	var rows []string
 	for _, rec := range batches {
-		fmts := make([]func([]byte, arrow.Array, int) []byte, rec.NumCols())
-		for c := range fmts {
-			fmts[c] = writer.ValueFormatter(rec.Schema().Field(c).Type)
-		}
-		kinds := writer.RowKinds(rec)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			line := []byte(arrowconv.RowKind(kinds[i]).String() + "[")
-			for c := 1; c < int(rec.NumCols()); c++ {
-				if c > 1 {
-					line = append(line, ", "...)
-				}
-				line = fmts[c](line, rec.Column(c), i)
-			}
-			rows = append(rows, string(line)+"]")
-		}
+		rows = append(rows, testutil.PrintedRows(rec)...)
 	}
 	return rows
 }

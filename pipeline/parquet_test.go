@@ -11,8 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
@@ -38,49 +36,17 @@ func caseConfig(t *testing.T, path string) (Config, string) {
 	return Config{Format: f, Schema: s, Options: o, Workers: 2, BatchRows: 3}, strings.TrimSuffix(path, ".case") + ".jsonl"
 }
 
-// readParquetRows reads a Parquet file with arrow-go's pqarrow (a reader
-// independent of cdcetl's writer) and renders its rows as --to print
-// does.
+// readParquetRows reads a Parquet file back with pqarrow (see
+// testutil.ReadParquet) and renders its rows as --to print does.
 func readParquetRows(t *testing.T, path string) ([]string, *arrow.Schema) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	rdr, err := file.OpenParquetFile(path, false)
+	rows, schema, err := testutil.ReadParquet(path, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Release()
-	tr := array.NewTableReader(tbl, 1000)
-	defer tr.Release()
-	var rows []string
-	fmts := make([]func([]byte, arrow.Array, int) []byte, tbl.NumCols())
-	for i := range fmts {
-		fmts[i] = writer.ValueFormatter(tbl.Schema().Field(i).Type)
-	}
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		for r := 0; r < int(rec.NumRows()); r++ {
-			line := fmts[0](nil, rec.Column(0), r)
-			line = append(line, '[')
-			for c := 1; c < int(rec.NumCols()); c++ {
-				if c > 1 {
-					line = append(line, ", "...)
-				}
-				line = fmts[c](line, rec.Column(c), r)
-			}
-			rows = append(rows, string(append(line, ']')))
-		}
-	}
-	return rows, tbl.Schema()
+	return rows, schema
 }
 
 // TestParquetMatchesPrint converts every golden case that succeeds to both

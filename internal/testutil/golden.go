@@ -1,5 +1,6 @@
 // Package testutil holds helpers shared by cdcetl's tests: golden files with
-// an -update flag, and the shared conformance directory lookup.
+// an -update flag, the shared conformance directory lookup, and rows printed
+// as --to print prints them, from batches or read back from Parquet.
 package testutil
 
 import (
