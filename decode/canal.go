@@ -147,7 +147,32 @@ func (c *canal) elements(f field) ([]slot, error) {
 // canalEnc writes canal-json. Flink: {"data":[ROW],"type":"INSERT"} for +I
 // and +U, "DELETE" for -U and -D. A merged update is
 // {"data":[AFTER],"old":[CHANGED BEFORE VALUES],"type":"UPDATE"}.
-type canalEnc struct{ e *Encoder }
+type canalEnc struct {
+	e *Encoder
+	// types is `,"mysqlType":{...}` and sqlTypes `,"sqlType":{...}` from the
+	// schema: the same for every message (Envelope mode).
+	types, sqlTypes []byte
+}
+
+func newCanalEnc(e *Encoder) *canalEnc {
+	c := &canalEnc{e: e}
+	c.types = append(c.types, `,"mysqlType":{`...)
+	c.sqlTypes = append(c.sqlTypes, `,"sqlType":{`...)
+	for i, col := range e.phys {
+		if i > 0 {
+			c.types = append(c.types, ',')
+			c.sqlTypes = append(c.sqlTypes, ',')
+		}
+		mt, code := mysqlType(e.schema.Columns[col].Type)
+		c.types = append(append(c.types, e.names[i]...), ':')
+		c.types = appendQuoted(c.types, []byte(mt))
+		c.sqlTypes = append(append(c.sqlTypes, e.names[i]...), ':')
+		c.sqlTypes = strconv.AppendInt(c.sqlTypes, int64(code), 10)
+	}
+	c.types = append(c.types, '}')
+	c.sqlTypes = append(c.sqlTypes, '}')
+	return c
+}
 
 func (c *canalEnc) flink(dst []byte, k arrowconv.RowKind, r *encodedRow) []byte {
 	dst = append(dst, `{"data":[`...)
@@ -182,32 +207,12 @@ func (c *canalEnc) envelope(dst []byte, r *encodedRow) []byte {
 	dst = e.metaField(dst, r, "database", keysDatabase...)
 	dst = e.metaField(dst, r, "table", keysTable...)
 	dst = e.appendPK(dst, r, "pkNames")
-	dst = append(dst, `,"isDdl":false,"mysqlType":{`...)
-	for i, col := range e.phys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		f := e.schema.Columns[col]
-		mt, _ := mysqlType(f.Type)
-		dst = append(dst, e.names[i]...)
-		dst = append(dst, ':')
-		dst = appendQuoted(dst, []byte(mt))
-	}
-	dst = append(dst, '}')
+	dst = append(dst, `,"isDdl":false`...)
+	dst = append(dst, c.types...)
 	if v, ok := r.meta["sql-type"]; ok {
 		dst = append(append(dst, `,"sqlType":`...), v...)
 	} else {
-		dst = append(dst, `,"sqlType":{`...)
-		for i, col := range e.phys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			_, code := mysqlType(e.schema.Columns[col].Type)
-			dst = append(dst, e.names[i]...)
-			dst = append(dst, ':')
-			dst = strconv.AppendInt(dst, int64(code), 10)
-		}
-		dst = append(dst, '}')
+		dst = append(dst, c.sqlTypes...)
 	}
 	dst = e.epochField(dst, r, "es", 1e6, keysEvent...)
 	return e.epochField(dst, r, "ts", 1e6, keysIngest...)

@@ -46,6 +46,7 @@ type Encoder struct {
 	changedBuf   []bool
 	names2idx    map[string]int
 	env          envelopeEncoder
+	schemaPK     []byte // the schema's PRIMARY KEY as a JSON array, or nil
 }
 
 // encodedRow is one row's physical fields, each already JSON-encoded; a nil
@@ -55,7 +56,10 @@ type encodedRow struct {
 	spans  [][2]int
 	meta   map[string][]byte // JSON of non-timestamp metadata
 	metaNS map[string]int64  // timestamp metadata, epoch nanoseconds
-	buf    []byte
+	// metaSpans is where each meta value lies in buf while buf grows
+	// (reused from row to row).
+	metaSpans map[string][2]int
+	buf       []byte
 }
 
 // envelopeEncoder is the format-specific part of encoding.
@@ -82,11 +86,21 @@ func NewEncoder(f *Format, s *arrowconv.Schema, o Options, eo EncodeOptions) (*E
 		e.names = append(e.names, appendQuoted(nil, []byte(c.Name)))
 		e.encs = append(e.encs, e.newValueEnc(c.Type))
 	}
+	if pk := s.PrimaryKey; len(pk) > 0 {
+		e.schemaPK = append(e.schemaPK, '[')
+		for i, k := range pk {
+			if i > 0 {
+				e.schemaPK = append(e.schemaPK, ',')
+			}
+			e.schemaPK = appendQuoted(e.schemaPK, []byte(k))
+		}
+		e.schemaPK = append(e.schemaPK, ']')
+	}
 	e.cur.fields = make([][]byte, len(e.phys))
 	e.pending.fields = make([][]byte, len(e.phys))
 	switch f.Name {
 	case "canal-json":
-		e.env = &canalEnc{e}
+		e.env = newCanalEnc(e)
 	case "maxwell-json":
 		e.env = &maxwellEnc{e}
 	case "ogg-json":
@@ -160,15 +174,15 @@ func (e *Encoder) encodeRow(r *encodedRow, cols []arrow.Array, i int) error {
 		}
 		spans[k] = [2]int{start, len(buf)}
 	}
-	var metaSpans map[string][2]int
 	if e.eo.Envelope && len(e.metas) > 0 {
 		if r.meta == nil {
 			r.meta = map[string][]byte{}
 			r.metaNS = map[string]int64{}
+			r.metaSpans = map[string][2]int{}
 		}
 		clear(r.meta)
 		clear(r.metaNS)
-		metaSpans = map[string][2]int{}
+		clear(r.metaSpans)
 		for key, c := range e.metas {
 			if cols[c].IsNull(i) {
 				continue
@@ -181,7 +195,7 @@ func (e *Encoder) encodeRow(r *encodedRow, cols []arrow.Array, i int) error {
 			if buf, err = e.metaEncs[key](buf, cols[c], i); err != nil {
 				return err
 			}
-			metaSpans[key] = [2]int{start, len(buf)}
+			r.metaSpans[key] = [2]int{start, len(buf)}
 		}
 	}
 	// Slice only now: buf may have moved while growing.
@@ -192,7 +206,7 @@ func (e *Encoder) encodeRow(r *encodedRow, cols []arrow.Array, i int) error {
 			r.fields[k] = buf[sp[0]:sp[1]:sp[1]]
 		}
 	}
-	for key, sp := range metaSpans {
+	for key, sp := range r.metaSpans {
 		r.meta[key] = buf[sp[0]:sp[1]:sp[1]]
 	}
 	r.buf = buf
@@ -368,17 +382,17 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 			m := a.(*array.Map)
 			from, to := m.ValueOffsets(i)
 			keys := m.Keys().(*array.String)
+			keyOffs, keyData := keys.ValueOffsets(), keys.ValueBytes() // as the STRING encoder reads them
 			items := m.Items()
 			dst = append(dst, '{')
 			first := true
 			var err error
 			for j := from; j < to; j++ {
-				key := keys.Value(int(j))
 				if !first {
 					dst = append(dst, ',')
 				}
 				first = false
-				dst = appendQuoted(dst, []byte(key))
+				dst = appendQuoted(dst, keyData[keyOffs[j]:keyOffs[j+1]])
 				dst = append(dst, ':')
 				if items.IsNull(int(j)) {
 					dst = append(dst, "null"...)
@@ -601,24 +615,15 @@ var (
 // appendPK writes ,"name":[...] from primary-key metadata or the schema's
 // PRIMARY KEY.
 func (e *Encoder) appendPK(dst []byte, r *encodedRow, name string) []byte {
-	if v, ok := metaAny(r.meta, keysPK); ok {
-		dst = append(dst, ',', '"')
-		dst = append(dst, name...)
-		dst = append(dst, '"', ':')
-		return append(dst, v...)
+	v, ok := metaAny(r.meta, keysPK)
+	if !ok {
+		v = e.schemaPK
 	}
-	pk := e.schema.PrimaryKey
-	if len(pk) == 0 {
+	if v == nil {
 		return dst
 	}
 	dst = append(dst, ',', '"')
 	dst = append(dst, name...)
-	dst = append(dst, `":[`...)
-	for i, k := range pk {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendQuoted(dst, []byte(k))
-	}
-	return append(dst, ']')
+	dst = append(dst, '"', ':')
+	return append(dst, v...)
 }
