@@ -209,12 +209,11 @@ func (p *Parquet) schemaOf(root parquet.Node) {
 			if k := t.Length(); k > 0 {
 				el.TypeLength.Set(int32(k))
 			}
-			l := &leaf{path: path, phys: phys, typeLen: t.Length(), maxRep: rep, maxDef: def}
+			l := &leaf{path: path, phys: phys, maxRep: rep, maxDef: def}
 			_, isDecimal := el.LogicalType.Value.(*format.DecimalType)
 			l.signed = isDecimal && phys == format.FixedLenByteArray
-			l.order = *t.ColumnOrder()
 			p.leaves = append(p.leaves, l)
-			p.orders = append(p.orders, l.order)
+			p.orders = append(p.orders, *t.ColumnOrder())
 			p.schema = append(p.schema, el)
 			return
 		}

@@ -34,13 +34,11 @@ const (
 
 // leaf is one leaf column of the file schema and its chunk under way.
 type leaf struct {
-	path    []string
-	phys    format.Type
-	typeLen int  // FIXED_LEN_BYTE_ARRAY length
-	signed  bool // FIXED_LEN_BYTE_ARRAY ordered as signed (decimals)
-	maxRep  int
-	maxDef  int
-	order   format.ColumnOrder
+	path   []string
+	phys   format.Type
+	signed bool // FIXED_LEN_BYTE_ARRAY ordered as signed (decimals)
+	maxRep int
+	maxDef int
 
 	// dict: dictionary-encode this leaf (whole chunk buffered, PLAIN
 	// fallback when the dictionary grows past dictLimitBytes). fixedDict
@@ -217,7 +215,7 @@ func (l *leaf) putBytes(v []byte) {
 	l.pb.bytes(v, false)
 }
 
-// putFixed puts a FIXED_LEN_BYTE_ARRAY value (exactly typeLen bytes).
+// putFixed puts a FIXED_LEN_BYTE_ARRAY value (of the column's length).
 func (l *leaf) putFixed(v []byte) {
 	l.vals = append(l.vals, v...)
 	l.pb.bytes(v, l.signed)
