@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"github.com/buger/jsonparser"
@@ -13,9 +14,10 @@ import (
 
 // envKey is one key of the previous message's envelope (idx -1: not read).
 type envKey struct {
-	name string
-	fast string // plainKey(name): what the scanner may match raw
-	idx  int
+	name   string
+	fast   string    // plainKey(name): what the scanner may match raw
+	member memberPat // the compact member start of fast
+	idx    int
 }
 
 // capturedRow is a row object met during the scan: where it starts in the
@@ -101,7 +103,7 @@ func (d *base) captureEnvelopeFast(i, level int) (end int, ok bool) {
 	for pos := 0; ; pos++ {
 		vi, found := 0, false
 		for ; pos < len(order); pos++ {
-			if vi, found = rawMemberAt(b, j, order[pos].fast); found {
+			if vi, found = order[pos].member.at(b, j); found {
 				break
 			}
 		}
@@ -161,7 +163,7 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 					j = min(pos, len(order))
 				}
 				name := d.internKey(k)
-				order = slices.Insert(order, j, envKey{name, plainKey(name), idx})
+				order = slices.Insert(order, j, envKey{name, plainKey(name), newMemberPat(plainKey(name)), idx})
 			}
 			pos = j
 		}
@@ -255,20 +257,18 @@ func (d *base) captureMember(idx int, ok bool, level, vi int) (int, error) {
 // captureRow captures the row object at msg[i] into the pool.
 func (d *base) captureRow(i int) (int, error) {
 	start := len(d.pool)
-	for range d.phys {
-		d.pool = append(d.pool, slot{t: jsonparser.NotExist})
-	}
+	d.pool = slices.Grow(d.pool, len(d.phys))[:start+len(d.phys)]
+	slots := d.pool[start:]
 	d.captured = append(d.captured, capturedRow{off: i, start: start})
 	sc := &d.sc
 	if !d.plain && sc.mark == nil {
-		if end, ok := d.captureRowFast(i, d.pool[start:start+len(d.phys)]); ok {
+		if end, n, ok := d.captureRowFast(i, slots); ok {
+			clear(slots[n:]) // the zero slot is jsonparser.NotExist: columns not in the row
 			return end, nil
 		}
-		for k := start; k < len(d.pool); k++ { // the general walk starts afresh
-			d.pool[k] = slot{t: jsonparser.NotExist}
-		}
 	}
-	next := 0 // predicted column: CDC tools write keys in a fixed order
+	clear(slots) // the general walk starts afresh (the pool's memory is reused)
+	next := 0                              // predicted column: CDC tools write keys in a fixed order
 	if len(d.fastNames) > 0 && !d.plain {
 		sc.expect = d.fastNames[0]
 	}
@@ -299,48 +299,100 @@ func (d *base) captureRow(i int) (int, error) {
 // values. It gives up (ok false) at anything else -- white space, another
 // key, a nested value, an error -- and the caller walks the object with the
 // general scanner, which also produces the exact error.
-func (d *base) captureRowFast(i int, slots []slot) (end int, ok bool) {
+//
+// Only slots[:n] are written; the caller clears the rest.
+func (d *base) captureRowFast(i int, slots []slot) (end, n int, ok bool) {
 	b := d.sc.msg
 	j := i + 1
 	if j < len(b) && b[j] == '}' {
-		return j + 1, true
+		return j + 1, 0, true
 	}
-	for col := 0; col < len(d.fastNames); col++ {
-		vi, found := rawMemberAt(b, j, d.fastNames[col])
+	for col := 0; col < len(d.fastMembers); col++ {
+		vi, found := d.fastMembers[col].at(b, j)
 		if !found {
-			return 0, false
+			return 0, col, false
 		}
 		v, next, scalar, err := scanScalar(b, vi)
 		if !scalar || err != nil || next >= len(b) {
-			return 0, false
+			return 0, col, false
 		}
 		slots[col] = v
 		switch b[next] {
 		case ',':
 			j = next + 1
 		case '}':
-			return next + 1, true
+			return next + 1, col + 1, true
 		default:
-			return 0, false
+			return 0, col + 1, false
 		}
 	}
-	return 0, false
+	return 0, len(d.fastMembers), false
 }
 
-// rawMemberAt matches the compact member start `"name":` at i, name being a
-// plainKey, followed by at least one byte, and returns the index of the value.
-func rawMemberAt(b []byte, i int, name string) (int, bool) {
-	n := len(name)
-	if rawKeyAt(b, i, name) && i+n+3 < len(b) && b[i+n+2] == ':' {
-		return i + n + 3, true
+// memberPat is the compact member start `"name":` of a plainKey name,
+// prepared so that a match of up to 16 bytes is two masked word compares
+// rather than a call: the fast paths try one at every member.
+type memberPat struct {
+	s      string // "" for a name that is not a plainKey: never matches
+	w0, w1 uint64
+	m0, m1 uint64
+}
+
+func newMemberPat(name string) memberPat {
+	if name == "" {
+		return memberPat{}
+	}
+	p := memberPat{s: `"` + name + `":`}
+	if len(p.s) <= 16 {
+		var w [16]byte
+		copy(w[:], p.s)
+		p.w0, p.w1 = binary.LittleEndian.Uint64(w[:8]), binary.LittleEndian.Uint64(w[8:])
+		p.m0, p.m1 = lowBytes(len(p.s)), lowBytes(len(p.s)-8)
+	}
+	return p
+}
+
+// lowBytes is the mask of a word's first n bytes (0 <= n, all of it from 8).
+func lowBytes(n int) uint64 {
+	switch {
+	case n >= 8:
+		return ^uint64(0)
+	case n <= 0:
+		return 0
+	}
+	return 1<<(8*n) - 1
+}
+
+// at matches the member start at b[i], followed by at least one byte, and
+// returns the index of the value.
+func (p *memberPat) at(b []byte, i int) (int, bool) {
+	n := len(p.s)
+	if n == 0 || i+n >= len(b) {
+		return 0, false
+	}
+	if n <= 16 && i+16 <= len(b) {
+		w0, w1 := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
+		if (w0^p.w0)&p.m0|(w1^p.w1)&p.m1 == 0 {
+			return i + n, true
+		}
+		return 0, false
+	}
+	if string(b[i:i+n]) == p.s {
+		return i + n, true
 	}
 	return 0, false
 }
 
 // markKey records that a key occurs in "old" (at any depth).
 func (d *base) markKey(k []byte) {
+	// "old" lists its columns in schema order too: try the one after the
+	// last found before the map.
+	if c := d.markNext; c < len(d.phys) && d.phys[c].Name == string(k) {
+		d.present[c], d.markNext = true, c+1
+		return
+	}
 	if c, ok := d.row.names[string(k)]; ok {
-		d.present[c] = true
+		d.present[c], d.markNext = true, c+1
 	}
 }
 

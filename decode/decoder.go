@@ -257,6 +257,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	d.physCols = physCols
 	for _, c := range d.phys {
 		d.fastNames = append(d.fastNames, plainKey(c.Name))
+		d.fastMembers = append(d.fastMembers, newMemberPat(plainKey(c.Name)))
 	}
 	d.dataSlots = make([]slot, len(d.phys))
 	d.fromData = make([]bool, len(d.phys))
@@ -291,12 +292,13 @@ type base struct {
 	phys   []arrowconv.Field
 	// fastNames are the physical column names the scanner may match raw
 	// (plainKey), in column order.
-	fastNames []string
-	plain     bool // tests: no shortcuts (key prediction, fast paths, value reuse); fuzz targets and BenchmarkDecodeShortcuts compare both ways
-	physCols  []arrowconv.Column
-	row       *rowConv
-	metas     []metaCol
-	op        opDecoder
+	fastNames   []string
+	fastMembers []memberPat // the same names as compact member starts
+	plain       bool        // tests: no shortcuts (key prediction, fast paths, value reuse); fuzz targets and BenchmarkDecodeShortcuts compare both ways
+	physCols    []arrowconv.Column
+	row         *rowConv
+	metas       []metaCol
+	op          opDecoder
 
 	envNames []string
 	envIdx   map[string]int
@@ -305,6 +307,7 @@ type base struct {
 	dataSlots, oldSlots []slot
 	fromData            []bool // per column: the -U row took a non-NULL value from data
 	present             []bool // canal/maxwell: column name found anywhere in "old"
+	markNext            int    // the column markKey tries first
 	file                FileInfo
 
 	sc           scanner

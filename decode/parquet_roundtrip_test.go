@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"pgregory.net/rapid"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -73,9 +72,10 @@ func TestParquetRoundTripProperty(t *testing.T) {
 
 		path := filepath.Join(dir, "p.parquet")
 		w, err := writer.NewParquet(path, s, writer.ParquetOptions{
-			Compression:  rapid.SampledFrom([]string{"snappy", "zstd", "gzip", "none"}).Draw(t, "codec"),
-			RowGroupRows: rapid.IntRange(1, 6).Draw(t, "rowGroupRows"),
-			PlainStrings: rapid.Bool().Draw(t, "plainStrings"),
+			Compression:   rapid.SampledFrom([]string{"snappy", "zstd", "gzip", "none"}).Draw(t, "codec"),
+			RowGroupRows:  rapid.IntRange(1, 6).Draw(t, "rowGroupRows"),
+			PlainStrings:  rapid.Bool().Draw(t, "plainStrings"),
+			PlainIntegers: rapid.Bool().Draw(t, "plainIntegers"),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -99,9 +99,7 @@ func TestParquetRoundTripProperty(t *testing.T) {
 // readParquetPrinted reads a file back with pqarrow (see
 // testutil.ReadParquet) and prints its rows as printRows does.
 func readParquetPrinted(t *rapid.T, path string) []string {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	rows, _, err := testutil.ReadParquet(path, mem)
+	rows, _, err := testutil.ReadParquet(path, testutil.ReadMem)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,17 +81,10 @@ func daysIn(y, m int) int {
 // date reads yyyy-MM-dd. strict rejects days past the month's end; smart
 // clamps them to the last day.
 func (c *cursor) date(strict bool) (y, m, d int, ok bool) {
-	if y, ok = c.isoYear(); !ok {
-		return
-	}
-	if !c.lit('-') {
+	if y, m, d, ok = fixedDate(c.b[c.i:]); ok {
+		c.i += 10
+	} else if y, m, d, ok = c.dateFields(); !ok {
 		return 0, 0, 0, false
-	}
-	if m, ok = c.digits(2, 2); !ok || !c.lit('-') {
-		return 0, 0, 0, false
-	}
-	if d, ok = c.digits(2, 2); !ok {
-		return
 	}
 	if m < 1 || m > 12 || d < 1 || d > 31 {
 		return 0, 0, 0, false
@@ -101,6 +94,20 @@ func (c *cursor) date(strict bool) (y, m, d int, ok bool) {
 			return 0, 0, 0, false
 		}
 		d = dim
+	}
+	return y, m, d, true
+}
+
+// dateFields reads yyyy-MM-dd's fields, unchecked.
+func (c *cursor) dateFields() (y, m, d int, ok bool) {
+	if y, ok = c.isoYear(); !ok || !c.lit('-') {
+		return 0, 0, 0, false
+	}
+	if m, ok = c.digits(2, 2); !ok || !c.lit('-') {
+		return 0, 0, 0, false
+	}
+	if d, ok = c.digits(2, 2); !ok {
+		return 0, 0, 0, false
 	}
 	return y, m, d, true
 }
@@ -125,6 +132,11 @@ func (c *cursor) fraction() (int, bool) {
 // clock reads HH:mm[:ss[.f]] (secondsOptional) or HH:mm:ss[.f]. It returns
 // nanoseconds of the day, and extra=1 for SMART's 24:00:00.
 func (c *cursor) clock(secondsOptional, smart bool) (ns int64, extra int, ok bool) {
+	if h, mi, s, ok := fixedClock(c.b[c.i:]); ok {
+		c.i += 8
+		frac, _ := c.fraction()
+		return clockNanos(h, mi, s, frac, smart)
+	}
 	h, ok1 := c.digits(2, 2)
 	if !ok1 || !c.lit(':') {
 		return 0, 0, false
@@ -145,6 +157,12 @@ func (c *cursor) clock(secondsOptional, smart bool) (ns int64, extra int, ok boo
 	} else if !secondsOptional {
 		return 0, 0, false
 	}
+	return clockNanos(h, mi, s, frac, smart)
+}
+
+// clockNanos checks a read clock's fields and returns its nanoseconds of
+// the day (extra=1 for SMART's 24:00:00).
+func clockNanos(h, mi, s, frac int, smart bool) (ns int64, extra int, ok bool) {
 	if mi > 59 || s > 59 {
 		return 0, 0, false
 	}
@@ -157,12 +175,47 @@ func (c *cursor) clock(secondsOptional, smart bool) (ns int64, extra int, ok boo
 	return int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac), 0, true
 }
 
+// fixedDate reads the shape nearly every date has, four-digit year
+// "yyyy-MM-dd" at b[0:10], in one step; ok false leaves anything else
+// (signs, long years, malformed text) to the general reader, which reads
+// this shape to the same fields.
+func fixedDate(b []byte) (y, m, d int, ok bool) {
+	if len(b) < 10 || b[4] != '-' || b[7] != '-' {
+		return 0, 0, 0, false
+	}
+	y0, y1, y2, y3 := b[0]-'0', b[1]-'0', b[2]-'0', b[3]-'0'
+	m0, m1, d0, d1 := b[5]-'0', b[6]-'0', b[8]-'0', b[9]-'0'
+	if y0 > 9 || y1 > 9 || y2 > 9 || y3 > 9 || m0 > 9 || m1 > 9 || d0 > 9 || d1 > 9 {
+		return 0, 0, 0, false
+	}
+	return int(y0)*1000 + int(y1)*100 + int(y2)*10 + int(y3), int(m0)*10 + int(m1), int(d0)*10 + int(d1), true
+}
+
+// fixedClock reads "HH:mm:ss" at b[0:8] in one step, as fixedDate does.
+func fixedClock(b []byte) (h, mi, s int, ok bool) {
+	if len(b) < 8 || b[2] != ':' || b[5] != ':' {
+		return 0, 0, 0, false
+	}
+	h0, h1, m0, m1, s0, s1 := b[0]-'0', b[1]-'0', b[3]-'0', b[4]-'0', b[6]-'0', b[7]-'0'
+	if h0 > 9 || h1 > 9 || m0 > 9 || m1 > 9 || s0 > 9 || s1 > 9 {
+		return 0, 0, 0, false
+	}
+	return int(h0)*10 + int(h1), int(m0)*10 + int(m1), int(s0)*10 + int(s1), true
+}
+
 // epochDays is the proleptic Gregorian day number of y-m-d (1970-01-01 = 0).
 func epochDays(y, m, d int) int64 {
 	// Howard Hinnant's days_from_civil.
 	yy := int64(y)
 	if m <= 2 {
 		yy--
+	}
+	if yy >= 0 && yy < 1<<32 { // the usual case, in unsigned arithmetic: cheaper divisions
+		u := uint64(yy)
+		era := u / 400
+		yoe := u - era*400
+		doy := (153*uint64((m+9)%12)+2)/5 + uint64(d) - 1
+		return int64(era*146097+yoe*365+yoe/4-yoe/100+doy) - 719468
 	}
 	era := yy / 400
 	if yy < 0 && yy%400 != 0 {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
@@ -40,9 +39,7 @@ func caseConfig(t *testing.T, path string) (Config, string) {
 // testutil.ReadParquet) and renders its rows as --to print does.
 func readParquetRows(t *testing.T, path string) ([]string, *arrow.Schema) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	rows, schema, err := testutil.ReadParquet(path, mem)
+	rows, schema, err := testutil.ReadParquet(path, testutil.ReadMem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +75,8 @@ func TestParquetMatchesPrint(t *testing.T) {
 			cfg.To, cfg.OutDir = ToParquet, out
 			for _, comp := range []string{"snappy", "zstd", "gzip", "none"} {
 				cfg.Parquet.Compression = comp
-				cfg.Parquet.PlainStrings = comp == "zstd" // one pass with PLAIN strings
+				cfg.Parquet.PlainStrings = comp == "zstd" // one pass with PLAIN strings and integers
+				cfg.Parquet.PlainIntegers = comp == "zstd"
 				cfg.Parquet.RowGroupRows = 2
 				if _, err := Run(context.Background(), cfg, []string{input}); err != nil {
 					t.Fatal(err)

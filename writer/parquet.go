@@ -43,6 +43,12 @@ type ParquetOptions struct {
 	// passes 1 MiB), as most Parquet writers do: about a quarter smaller
 	// on CDC data for about 5% more CPU.
 	PlainStrings bool
+	// PlainIntegers writes INT32/INT64 columns (integers, dates, times,
+	// timestamps, small decimals) PLAIN. By default they are
+	// DELTA_BINARY_PACKED, a Parquet 2.0 encoding like the DATA_PAGE_V2
+	// pages the writer uses: on CDC data about half the bytes before
+	// compression, and faster to write, because snappy has less to do.
+	PlainIntegers bool
 }
 
 // Codec returns the parquet-go codec for a --compression value.
@@ -154,6 +160,9 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 			p.cols = append(p.cols, nil)
 		}
 		p.colLeaves = append(p.colLeaves, p.leaves[first:next])
+	}
+	for _, l := range p.leaves[1:] {
+		l.delta = !opts.PlainIntegers && (l.phys == format.Int32 || l.phys == format.Int64)
 	}
 	p.concurrency = opts.Concurrency
 	if p.concurrency <= 0 {

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
-// TestParquetReadBack writes random rows over many small pages and row
+// TestParquetReadBack writes random rows (dictionary strings and DELTA_BINARY_PACKED integers, or PLAIN) over many small pages and row
 // groups, then reads the file with parquet-go's reader (independent of
 // this writer's encoding code): every value with its levels, the chunk
 // statistics, and the page indexes, against what the test computes from
@@ -69,7 +70,7 @@ func testParquetReadBack(t *testing.T, dict bool, concurrency int) []byte {
 	// want[row][leaf] are the leaf values of each row.
 	want := make([][leaves][]tval, rows)
 	le64 := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
-	w, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{RowGroupRows: rgRows, PlainStrings: !dict, Concurrency: concurrency, Metadata: map[string]string{"k": "v"}})
+	w, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{RowGroupRows: rgRows, PlainStrings: !dict, PlainIntegers: !dict, Concurrency: concurrency, Metadata: map[string]string{"k": "v"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +84,9 @@ func testParquetReadBack(t *testing.T, dict bool, concurrency int) []byte {
 			r[0] = []tval{{plain: []byte(kind.String())}}
 			if rng.IntN(5) > 0 {
 				v := rng.Int64N(2000) - 1000
+				if rng.IntN(20) == 0 { // deltas that wrap around
+					v = []int64{math.MinInt64, math.MaxInt64}[rng.IntN(2)]
+				}
 				bld.Column(0).(*arrowconv.FixedCol[int64]).Append(v)
 				r[1] = []tval{{def: 1, plain: le64(uint64(v))}}
 			} else {
@@ -167,6 +171,16 @@ func testParquetReadBack(t *testing.T, dict bool, concurrency int) []byte {
 	}
 	if len(md.KeyValueMetadata) != 1 || md.KeyValueMetadata[0].Key != "k" || md.KeyValueMetadata[0].Value != "v" {
 		t.Errorf("key/value metadata %v", md.KeyValueMetadata)
+	}
+	// The BIGINT column's chunks are DELTA_BINARY_PACKED, or PLAIN.
+	for g, rg := range md.RowGroups {
+		want := format.DeltaBinaryPacked
+		if !dict {
+			want = format.Plain
+		}
+		if enc := rg.Columns[1].MetaData.Encoding; !slices.Contains(enc, want) {
+			t.Errorf("row group %d: BIGINT chunk encodings %v, want %v among them", g, enc, want)
+		}
 	}
 	first, multiPage := 0, 0
 	for g, rg := range pf.RowGroups() {

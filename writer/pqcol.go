@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/rle"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -46,11 +48,23 @@ type leaf struct {
 	dict       bool
 	plainChunk bool // the dictionary outgrew its limit: PLAIN to the end of the chunk
 	fixedDict  []string
-	dictIdx    map[string]int32
-	dictVals   []string // the dictIdx keys by index (the same strings, not copies)
-	dictBytes  int
-	idx        []int32
-	used       uint64 // fixedDict entries used in the page (bit per index)
+	// delta: INT32/INT64 values go out DELTA_BINARY_PACKED (they are
+	// buffered PLAIN and re-encoded per page).
+	delta    bool
+	ints     []int64
+	ints32   []int32
+	dictIdx  map[string]int32
+	dictVals []string // the dictIdx keys by index (the same strings, not copies)
+	// last is the index of the previous value put, checked before the map:
+	// columns often repeat a value (metadata, low-cardinality columns).
+	last int32
+	// seen[i] == page marks dictionary value i as already in the page's
+	// bounds, so each distinct value is compared once per page.
+	seen      []uint32
+	page      uint32
+	dictBytes int
+	idx       []int32
+	used      uint64 // fixedDict entries used in the page (bit per index)
 
 	// The page under way (for dictionary leaves, the whole chunk).
 	rep, def []uint8
@@ -75,9 +89,9 @@ type leaf struct {
 	encodings    []format.Encoding
 	noColIndex   bool
 
-	scratch []byte
-	tmp     []byte // a dictionary value as bytes, for the bounds
-	levels  []byte
+	scratch  []byte
+	levels   []byte
+	deltaBuf []byte
 }
 
 // bounds tracks the min and max of the non-null values of a page or chunk
@@ -199,6 +213,10 @@ func (l *leaf) putBool(v bool) {
 // dictionary-encoded, else PLAIN (length prefix and bytes).
 func (l *leaf) putBytes(v []byte) {
 	if l.dict && !l.plainChunk {
+		if int(l.last) < len(l.dictVals) && string(v) == l.dictVals[l.last] {
+			l.idx = append(l.idx, l.last)
+			return
+		}
 		i, ok := l.dictIdx[string(v)]
 		if !ok {
 			i = int32(len(l.dictVals))
@@ -208,6 +226,7 @@ func (l *leaf) putBytes(v []byte) {
 			l.dictBytes += 4 + len(v)
 		}
 		l.idx = append(l.idx, i) // bounds are taken when the chunk is cut into pages
+		l.last = i
 		return
 	}
 	l.vals = binary.LittleEndian.AppendUint32(l.vals, uint32(len(v)))
@@ -226,6 +245,10 @@ func (l *leaf) putIndex(i int32) {
 	l.idx = append(l.idx, i)
 	l.used |= 1 << i
 }
+
+// bytesOf views a string as bytes without copying; the bounds only read
+// it (they keep copies of their own).
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 func (b *bounds) bytes(v []byte, signed bool) {
 	if !b.has {
@@ -342,12 +365,15 @@ func (l *leaf) flushPage(codec compress.Codec) error {
 		return nil
 	}
 	if l.fixedDict == nil {
+		if l.delta {
+			values := l.deltaPage(l.vals)
+			return l.writeDataPage(codec, format.DeltaBinaryPacked, values, l.rep, l.def, l.nValues, l.nNulls, l.nRows, &l.pb)
+		}
 		return l.writeDataPage(codec, format.Plain, l.vals, l.rep, l.def, l.nValues, l.nNulls, l.nRows, &l.pb)
 	}
 	for i, v := range l.fixedDict {
 		if l.used&(1<<i) != 0 {
-			l.tmp = append(l.tmp[:0], v...)
-			l.pb.bytes(l.tmp, false)
+			l.pb.bytes(bytesOf(v), false)
 		}
 	}
 	l.used = 0
@@ -356,6 +382,29 @@ func (l *leaf) flushPage(codec compress.Codec) error {
 		return err
 	}
 	return l.writeDataPage(codec, format.RLEDictionary, values, l.rep, l.def, l.nValues, l.nNulls, l.nRows, &l.pb)
+}
+
+// deltaPage re-encodes a page of PLAIN INT32 or INT64 values as
+// DELTA_BINARY_PACKED. Deltas of CDC columns (ids, timestamps, dates,
+// amounts) are small, so the page is about half the PLAIN size before
+// compression and snappy has a quarter of the work: smaller files for less
+// CPU. The result lives in a scratch buffer until the next page.
+func (l *leaf) deltaPage(plain []byte) []byte {
+	var enc delta.BinaryPackedEncoding
+	if l.phys == format.Int32 {
+		l.ints32 = l.ints32[:0]
+		for i := 0; i+4 <= len(plain); i += 4 {
+			l.ints32 = append(l.ints32, int32(binary.LittleEndian.Uint32(plain[i:])))
+		}
+		l.deltaBuf, _ = enc.EncodeInt32(l.deltaBuf[:0], l.ints32) // never fails
+		return l.deltaBuf
+	}
+	l.ints = l.ints[:0]
+	for i := 0; i+8 <= len(plain); i += 8 {
+		l.ints = append(l.ints, int64(binary.LittleEndian.Uint64(plain[i:])))
+	}
+	l.deltaBuf, _ = enc.EncodeInt64(l.deltaBuf[:0], l.ints) // never fails
+	return l.deltaBuf
 }
 
 // indexPage appends the RLE_DICTIONARY page body for indices into a
@@ -523,7 +572,7 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 	defer func() {
 		l.reset()
 		clear(l.dictIdx)
-		l.dictVals, l.dictBytes = l.dictVals[:0], 0
+		l.dictVals, l.dictBytes, l.last = l.dictVals[:0], 0, 0
 	}()
 	if l.nValues == 0 {
 		return nil
@@ -531,7 +580,15 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 	// Cut the buffered chunk into pages at row starts.
 	rep, def, idx := l.rep, l.def, l.idx
 	vi := 0 // index into idx of the page's first value
+	if len(l.seen) < len(l.dictVals) {
+		l.seen = make([]uint32, len(l.dictVals)+len(l.dictVals)/4)
+		l.page = 0
+	}
 	for start := 0; start < l.nValues; {
+		if l.page++; l.page == 0 { // wrapped: forget every mark
+			clear(l.seen)
+			l.page = 1
+		}
 		var pb bounds
 		page := l.vals[:0] // unused while the leaf is dictionary-encoded
 		end, nNulls, nRows, vend := start, 0, 0, vi
@@ -546,9 +603,12 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 			if l.maxDef > 0 && int(def[end]) < l.maxDef {
 				nNulls++
 			} else {
-				v := l.dictVals[idx[vend]]
-				l.tmp = append(l.tmp[:0], v...)
-				pb.bytes(l.tmp, false)
+				di := idx[vend]
+				v := l.dictVals[di]
+				if l.seen[di] != l.page {
+					l.seen[di] = l.page
+					pb.bytes(bytesOf(v), false)
+				}
 				if useDict {
 					size += 4
 				} else {

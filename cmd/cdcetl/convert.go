@@ -38,7 +38,7 @@ type convertOpts struct {
 	quiet, mergeUpdates, envelope             bool
 	cpuProfile, deadLetter, report            string
 	onSuccess, failedDir                      string
-	force, keepGoing, dictionary              bool
+	force, keepGoing, dictionary, delta       bool
 	settle                                    time.Duration
 	logFormat                                 string
 	compressionSet                            bool
@@ -59,6 +59,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.IntVar(&o.batchRows, "batch-rows", 16384, "rows per Arrow record batch")
 	fs.IntVar(&o.rowGroupRows, "row-group-rows", 128<<10, "rows per Parquet row group")
 	fs.BoolVar(&o.dictionary, "parquet-dictionary", true, "dictionary-encode Parquet string columns (=false: PLAIN, about 5% less CPU, about a third larger files)")
+	fs.BoolVar(&o.delta, "parquet-delta", true, "DELTA_BINARY_PACKED-encode Parquet integer, date, time and timestamp columns (=false: PLAIN, for readers without Parquet 2.0 encodings)")
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "longest message accepted, in bytes")
 	fs.BoolVar(&o.quiet, "quiet", false, "no summary on stderr")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (go tool pprof)")
@@ -433,6 +434,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	cfg.Parquet.RowGroupRows = o.rowGroupRows
 	cfg.Parquet.PlainStrings = !o.dictionary
+	cfg.Parquet.PlainIntegers = !o.delta
 	return cfg, paths, nil
 }
 

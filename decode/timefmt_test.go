@@ -1,0 +1,78 @@
+package decode
+
+import (
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// The one-step readers must read exactly what the general readers read:
+// the same fields, or give way to them. Texts are drawn from the bytes that
+// matter (digits, separators, signs) so near misses are common.
+func TestFixedDateClockMatchGeneral(t *testing.T) {
+	same := func(t interface{ Fatalf(string, ...any) }, b []byte) {
+		if y, m, d, ok := fixedDate(b); ok {
+			c := cursor{b: b}
+			gy, gm, gd, gok := c.dateFields()
+			if !gok || c.i != 10 || gy != y || gm != m || gd != d {
+				t.Fatalf("fixedDate(%q) = %d-%d-%d; general %v %d-%d-%d at %d", b, y, m, d, gok, gy, gm, gd, c.i)
+			}
+		}
+		if h, mi, s, ok := fixedClock(b); ok {
+			c := cursor{b: b}
+			gh, ok1 := c.digits(2, 2)
+			ok2 := c.lit(':')
+			gmi, ok3 := c.digits(2, 2)
+			ok4 := c.lit(':')
+			gs, ok5 := c.digits(2, 2)
+			if !(ok1 && ok2 && ok3 && ok4 && ok5) || c.i != 8 || gh != h || gmi != mi || gs != s {
+				t.Fatalf("fixedClock(%q) = %d:%d:%d; general %d:%d:%d at %d", b, h, mi, s, gh, gmi, gs, c.i)
+			}
+		}
+	}
+	// Every byte value at every position of the two shapes.
+	for _, tmpl := range []string{"2020-05-12", "17:10:08.3"} {
+		for i := range tmpl {
+			for c := 0; c < 256; c++ {
+				b := []byte(tmpl)
+				b[i] = byte(c)
+				same(t, b)
+			}
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		b := []byte(rapid.OneOf(
+			rapid.StringMatching(`[0-9:+\-. T]{0,14}`),
+			rapid.StringMatching(`[+\-]?[0-9]{3,5}[\-:][0-9]{1,3}[\-:][0-9]{1,3}[ T.:0-9]{0,4}`),
+			rapid.StringMatching(`[0-9]{1,3}[:\-][0-9]{1,3}[:\-][0-9]{1,3}[.0-9]{0,4}`),
+			rapid.StringMatching(`[0-9]{4}[\-:x][0-9]{2}[\-:x][0-9]{2}[ T0-9]?`),
+			rapid.StringMatching(`[0-9]{2}[:\-x][0-9]{2}[:\-x][0-9]{2}[.0-9]?`),
+			rapid.StringMatching(`[0-9x]{4}-[0-9x]{2}-[0-9x]{2}`),
+			rapid.StringMatching(`[0-9x]{2}:[0-9x]{2}:[0-9x]{2}`),
+		).Draw(t, "text"))
+		same(t, b)
+	})
+}
+
+// epochDays against the standard library, on both sides of its unsigned
+// fast case (years before 1 and after 2^32 take the signed formula).
+func TestEpochDays(t *testing.T) {
+	check := func(y, m, d int) {
+		want := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+		if got := epochDays(y, m, d); got != want {
+			t.Fatalf("epochDays(%d, %d, %d) = %d, want %d", y, m, d, got, want)
+		}
+	}
+	for _, y := range []int{-1_000_000, -401, -400, -1, 0, 1, 2, 1600, 1969, 1970, 2000, 2024, 9999, 1 << 32, 1<<32 + 1, 5_000_000_000} {
+		for m := 1; m <= 12; m++ {
+			check(y, m, 1)
+			check(y, m, daysIn(y, m))
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		y := rapid.IntRange(-3_000_000, 3_000_000).Draw(t, "y")
+		m := rapid.IntRange(1, 12).Draw(t, "m")
+		check(y, m, rapid.IntRange(1, daysIn(y, m)).Draw(t, "d"))
+	})
+}
