@@ -153,7 +153,7 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 			if !opts.PlainStrings && c.Type.IsString() {
 				// Top-level strings only: nested ones stay PLAIN.
 				l := p.leaves[first]
-				l.dict, l.dictIdx = true, map[string]int32{}
+				l.dict, l.dictIdx = true, newDictTable()
 			}
 		} else {
 			p.emit = append(p.emit, emitterFor(c.Type, true, 0, newLeaf))

@@ -53,8 +53,8 @@ type leaf struct {
 	delta    bool
 	ints     []int64
 	ints32   []int32
-	dictIdx  map[string]int32
-	dictVals []string // the dictIdx keys by index (the same strings, not copies)
+	dictIdx  *dictTable
+	dictVals []string // the dictionary's values, by index
 	// last is the index of the previous value put, checked before the map:
 	// columns often repeat a value (metadata, low-cardinality columns).
 	last int32
@@ -217,12 +217,11 @@ func (l *leaf) putBytes(v []byte) {
 			l.idx = append(l.idx, l.last)
 			return
 		}
-		i, ok := l.dictIdx[string(v)]
-		if !ok {
+		i := l.dictIdx.find(v, l.dictVals)
+		if i < 0 {
 			i = int32(len(l.dictVals))
-			c := string(v) // the one copy: key and value both
-			l.dictIdx[c] = i
-			l.dictVals = append(l.dictVals, c)
+			l.dictVals = append(l.dictVals, string(v))
+			l.dictIdx.add(i, l.dictVals)
 			l.dictBytes += 4 + len(v)
 		}
 		l.idx = append(l.idx, i) // bounds are taken when the chunk is cut into pages
@@ -571,7 +570,7 @@ func (l *leaf) checkDict(codec compress.Codec) error {
 func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 	defer func() {
 		l.reset()
-		clear(l.dictIdx)
+		l.dictIdx.reset()
 		l.dictVals, l.dictBytes, l.last = l.dictVals[:0], 0, 0
 	}()
 	if l.nValues == 0 {

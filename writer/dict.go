@@ -1,0 +1,118 @@
+package writer
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"math/bits"
+)
+
+// dictTable finds a value's index in a chunk's dictionary. It is an
+// open-addressing table of indices hashed without a call for values up to
+// 16 bytes (most CDC strings: names, codes, categories), with maphash for
+// longer ones, and it compares candidates against the dictionary values
+// themselves. A Go map cost twice as much per value, a tenth of a one-core
+// run. Probe sequences are bounded: a table whose values collide too much
+// (hostile input) gives up on the short hash and uses maphash for all.
+type dictTable struct {
+	slots  []int32 // dictionary index + 1; 0 is empty
+	seed   maphash.Seed
+	k0, k1 uint64 // per-table keys of the short hash
+	full   bool   // maphash for every value (collisions were too many)
+}
+
+// maxProbe bounds a probe sequence (a variable so tests can force the fallbacks).
+var maxProbe = 64
+
+func newDictTable() *dictTable {
+	t := &dictTable{seed: maphash.MakeSeed()}
+	t.k0 = maphash.Comparable(t.seed, 0) | 1
+	t.k1 = maphash.Comparable(t.seed, 1) | 1
+	return t
+}
+
+func (t *dictTable) hash(v []byte) uint64 {
+	n := len(v)
+	if n > 16 || t.full {
+		return maphash.Bytes(t.seed, v)
+	}
+	var a, b uint64
+	switch {
+	case n >= 8:
+		a, b = binary.LittleEndian.Uint64(v), binary.LittleEndian.Uint64(v[n-8:])
+	case n >= 4:
+		a, b = uint64(binary.LittleEndian.Uint32(v)), uint64(binary.LittleEndian.Uint32(v[n-4:]))
+	case n > 0:
+		a = uint64(v[0])<<16 | uint64(v[n>>1])<<8 | uint64(v[n-1])
+	}
+	hi, lo := bits.Mul64(a^t.k0, b^t.k1^uint64(n))
+	return hi ^ lo
+}
+
+// find returns the index of v among vals, or -1.
+func (t *dictTable) find(v []byte, vals []string) int32 {
+	if len(t.slots) == 0 {
+		return -1
+	}
+	mask := uint64(len(t.slots) - 1)
+	h := t.hash(v) & mask
+	for range maxProbe {
+		s := t.slots[h]
+		if s == 0 {
+			return -1
+		}
+		if vals[s-1] == string(v) {
+			return s - 1
+		}
+		h = (h + 1) & mask
+	}
+	// Not among the first maxProbe of its run: the inserts below never
+	// place a value further out, so it is absent.
+	return -1
+}
+
+// add records that vals[i] (the value just appended) is at index i.
+func (t *dictTable) add(i int32, vals []string) {
+	if 2*len(vals) > len(t.slots) { // keep the load at most one half
+		t.rehash(vals, max(64, 4*len(vals)))
+		return
+	}
+	if !t.insert(i, vals) {
+		t.full = true // too many collisions for the short hash
+		t.rehash(vals, len(t.slots))
+	}
+}
+
+func (t *dictTable) insert(i int32, vals []string) bool {
+	mask := uint64(len(t.slots) - 1)
+	h := t.hash(bytesOf(vals[i])) & mask
+	for range maxProbe {
+		if t.slots[h] == 0 {
+			t.slots[h] = i + 1
+			return true
+		}
+		h = (h + 1) & mask
+	}
+	return false
+}
+
+// rehash rebuilds the table with n slots (a power of two is made of it).
+func (t *dictTable) rehash(vals []string, n int) {
+	t.slots = make([]int32, 1<<bits.Len(uint(n-1)))
+	for i := range vals {
+		for !t.insert(int32(i), vals) {
+			if !t.full {
+				t.full = true
+			} else {
+				n = 2 * len(t.slots) // maphash collides this much only by chance: spread out
+			}
+			t.rehash(vals, n)
+			return
+		}
+	}
+}
+
+// reset empties the table for the next chunk, keeping its memory.
+func (t *dictTable) reset() {
+	clear(t.slots)
+	t.full = false
+}
