@@ -268,7 +268,7 @@ func (d *base) captureRow(i int) (int, error) {
 		}
 	}
 	clear(slots) // the general walk starts afresh (the pool's memory is reused)
-	next := 0                              // predicted column: CDC tools write keys in a fixed order
+	next := 0    // predicted column: CDC tools write keys in a fixed order
 	if len(d.fastNames) > 0 && !d.plain {
 		sc.expect = d.fastNames[0]
 	}
