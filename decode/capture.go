@@ -208,17 +208,7 @@ func (d *base) captureMember(idx int, ok bool, level, vi int) (int, error) {
 			d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
 		}
 	case idx == d.srcField && c == '{':
-		for k := range d.src { // a repeated "source" replaces the earlier one whole
-			d.src[k] = slot{t: jsonparser.NotExist}
-		}
-		next, err = sc.object(vi, func(k []byte, vi int) (int, error) {
-			p := sourcePropIndex(k) // before the value's keys overwrite k
-			v, n, err := sc.value(vi)
-			if err == nil && p >= 0 {
-				d.src[p] = v
-			}
-			return n, err
-		})
+		next, err = d.captureSource(vi)
 		if err == nil {
 			d.env[idx] = slot{sc.msg[start:next], jsonparser.Object}
 		}
@@ -252,6 +242,115 @@ func (d *base) captureMember(idx int, ok bool, level, vi int) (int, error) {
 	}
 	sc.mark = nil
 	return next, err
+}
+
+// captureSource captures debezium's "source" object at vi: its members of
+// interest go to d.src. A repeated "source" replaces the earlier one whole.
+// Producers write its keys in one order, remembered in d.srcOrder: a
+// compact object in that order (keys may be missing) is matched member by
+// member without scanning the keys; anything else takes the general walk,
+// which also produces the exact error, and teaches the order.
+func (d *base) captureSource(vi int) (int, error) {
+	sc := &d.sc
+	clear(d.src[:]) // the zero slot is jsonparser.NotExist
+	if !d.plain && len(d.srcOrder) > 0 && sc.depth < maxDepth {
+		if end, ok := d.captureSourceFast(vi); ok {
+			return end, nil
+		}
+		clear(d.src[:])
+	}
+	seen := d.srcSeen[:0]
+	end, err := sc.object(vi, func(k []byte, vi int) (int, error) {
+		p := sourcePropIndex(k) // before the value's keys overwrite k
+		if len(seen) <= maxEnvKeys {
+			seen = append(seen, d.internKey(k))
+		}
+		v, n, err := sc.value(vi)
+		if err == nil && p >= 0 {
+			d.src[p] = v
+		}
+		return n, err
+	})
+	d.srcSeen = seen
+	if err == nil && !d.plain {
+		d.learnSourceOrder(seen)
+	}
+	return end, err
+}
+
+// learnSourceOrder makes keys (one message's, in order) the remembered
+// order, unless that order already holds them in this order (messages
+// that omit some keys then still take the compact path).
+func (d *base) learnSourceOrder(keys []string) {
+	if len(keys) > maxEnvKeys || isSubsequence(keys, d.srcOrder) {
+		return
+	}
+	order := make([]envKey, 0, len(keys))
+	for i, k := range keys {
+		if slices.Contains(keys[:i], k) || plainKey(k) == "" {
+			return // repeated or escaped keys: leave them to the general walk
+		}
+		order = append(order, envKey{name: k, fast: k, member: newMemberPat(k), idx: sourcePropIndex([]byte(k))})
+	}
+	d.srcOrder = order
+}
+
+// isSubsequence reports whether keys occur in order, in order.
+func isSubsequence(keys []string, order []envKey) bool {
+	j := 0
+	for _, k := range keys {
+		for j < len(order) && order[j].name != k {
+			j++
+		}
+		if j == len(order) {
+			return false
+		}
+		j++
+	}
+	return true
+}
+
+// captureSourceFast is captureSource's compact path (see there); ok false
+// means the caller walks the object afresh.
+func (d *base) captureSourceFast(i int) (end int, ok bool) {
+	sc := &d.sc
+	b := sc.msg
+	sc.depth++
+	defer func() { sc.depth-- }()
+	j := i + 1
+	if j < len(b) && b[j] == '}' {
+		return j + 1, true
+	}
+	order := d.srcOrder
+	for pos := 0; ; pos++ {
+		vi, found := 0, false
+		for ; pos < len(order); pos++ {
+			if vi, found = order[pos].member.at(b, j); found {
+				break
+			}
+		}
+		if !found {
+			return 0, false
+		}
+		v, next, scalar, err := scanScalar(b, vi)
+		if !scalar {
+			v, next, err = sc.value(vi) // a nested value: validated by the general scanner
+		}
+		if err != nil || next >= len(b) {
+			return 0, false
+		}
+		if p := order[pos].idx; p >= 0 {
+			d.src[p] = v
+		}
+		switch b[next] {
+		case ',':
+			j = next + 1
+		case '}':
+			return next + 1, true
+		default:
+			return 0, false
+		}
+	}
 }
 
 // captureRow captures the row object at msg[i] into the pool.

@@ -329,6 +329,8 @@ type base struct {
 	// captured during the scan.
 	srcField int
 	src      [len(sourceProps)]slot
+	srcOrder []envKey // the remembered key order of "source" (idx: sourcePropIndex)
+	srcSeen  []string // scratch: the keys of the source object walked
 
 	mark     int // builder rows at the start of the message
 	rows     int // rows emitted by the current message
