@@ -360,13 +360,21 @@ func (d *base) captureRow(i int) (int, error) {
 	slots := d.pool[start:]
 	d.captured = append(d.captured, capturedRow{off: i, start: start})
 	sc := &d.sc
-	if !d.plain && sc.mark == nil {
-		if end, n, ok := d.captureRowFast(i, slots); ok {
-			clear(slots[n:]) // the zero slot is jsonparser.NotExist: columns not in the row
+	clear(slots) // the zero slot is jsonparser.NotExist (the pool's memory is reused)
+	if !d.plain {
+		if end, ok := d.captureRowFast(i, slots); ok {
+			if sc.mark != nil { // "old": its keys are the columns captured
+				for col, v := range slots {
+					if v.t != jsonparser.NotExist {
+						d.markNext = col + 1
+						d.present[col] = true
+					}
+				}
+			}
 			return end, nil
 		}
+		clear(slots) // the general walk starts afresh
 	}
-	clear(slots) // the general walk starts afresh (the pool's memory is reused)
 	next := 0    // predicted column: CDC tools write keys in a fixed order
 	if len(d.fastNames) > 0 && !d.plain {
 		sc.expect = d.fastNames[0]
@@ -394,38 +402,41 @@ func (d *base) captureRow(i int) (int, error) {
 }
 
 // captureRowFast captures a row object written the way CDC producers write
-// them: compact, the schema's columns in order (a prefix of them), scalar
-// values. It gives up (ok false) at anything else -- white space, another
-// key, a nested value, an error -- and the caller walks the object with the
-// general scanner, which also produces the exact error.
-//
-// Only slots[:n] are written; the caller clears the rest.
-func (d *base) captureRowFast(i int, slots []slot) (end, n int, ok bool) {
+// them: compact, schema columns in schema order (all of them, or some, as
+// in an update's "old"), scalar values. It gives up (ok false) at anything
+// else -- white space, another key, a repeated key, a nested value, an
+// error -- and the caller walks the object with the general scanner, which
+// also produces the exact error. slots must be cleared.
+func (d *base) captureRowFast(i int, slots []slot) (end int, ok bool) {
 	b := d.sc.msg
 	j := i + 1
 	if j < len(b) && b[j] == '}' {
-		return j + 1, 0, true
+		return j + 1, true
 	}
-	for col := 0; col < len(d.fastMembers); col++ {
-		vi, found := d.fastMembers[col].at(b, j)
+	for col := 0; ; col++ {
+		vi, found := 0, false
+		for ; col < len(d.fastMembers); col++ {
+			if vi, found = d.fastMembers[col].at(b, j); found {
+				break
+			}
+		}
 		if !found {
-			return 0, col, false
+			return 0, false
 		}
 		v, next, scalar, err := scanScalar(b, vi)
 		if !scalar || err != nil || next >= len(b) {
-			return 0, col, false
+			return 0, false
 		}
 		slots[col] = v
 		switch b[next] {
 		case ',':
 			j = next + 1
 		case '}':
-			return next + 1, col + 1, true
+			return next + 1, true
 		default:
-			return 0, col + 1, false
+			return 0, false
 		}
 	}
-	return 0, len(d.fastMembers), false
 }
 
 // memberPat is the compact member start `"name":` of a plainKey name,
