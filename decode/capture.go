@@ -187,6 +187,11 @@ func (d *base) captureMember(idx int, ok bool, level, vi int) (int, error) {
 		ok = isRoot == (level == 0)
 	}
 	if !ok {
+		if !d.plain {
+			if next, ok := skipFast(sc.msg, vi, sc.depth); ok {
+				return next, nil
+			}
+		}
 		_, next, err := sc.value(vi)
 		return next, err
 	}
@@ -236,6 +241,16 @@ func (d *base) captureMember(idx int, ok bool, level, vi int) (int, error) {
 			d.env[idx] = slot{sc.msg[start:next], jsonparser.Array}
 		}
 	default:
+		if (c == '{' || c == '[') && sc.mark == nil && !d.plain {
+			if end, ok := skipFast(sc.msg, vi, sc.depth); ok {
+				t := jsonparser.Object
+				if c == '[' {
+					t = jsonparser.Array
+				}
+				d.env[idx], next = slot{sc.msg[vi:end], t}, end
+				break
+			}
+		}
 		var v slot
 		v, next, err = sc.value(vi)
 		d.env[idx] = v

@@ -1,9 +1,12 @@
 package decode
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // memberPat.at against the plain definition: the bytes `"name":` at i and
@@ -85,4 +88,52 @@ func TestSourceCapture(t *testing.T) {
 			t.Errorf("source %s: error %v, want one at in:2", bad, err)
 		}
 	}
+}
+
+// skipFast against the general scanner: whenever it accepts a value, the
+// scanner accepts the same value with the same end; on valid JSON (with
+// white space anywhere it may go) it always accepts, so the fast path is
+// really taken; on broken JSON it gives up rather than guess.
+func TestSkipFastMatchesValue(t *testing.T) {
+	var gen func(t *rapid.T, depth int) string
+	ws := func(t *rapid.T) string { return rapid.SampledFrom([]string{"", "", "", " ", "\n\t"}).Draw(t, "ws") }
+	gen = func(t *rapid.T, depth int) string {
+		k := rapid.IntRange(0, 5).Draw(t, "kind")
+		if depth > 3 {
+			k = 0
+		}
+		switch k {
+		case 1, 2:
+			n := rapid.IntRange(0, 3).Draw(t, "n")
+			parts := make([]string, n)
+			for i := range parts {
+				key, _ := json.Marshal(rapid.String().Draw(t, "key"))
+				parts[i] = ws(t) + string(key) + ws(t) + ":" + gen(t, depth+1)
+			}
+			return ws(t) + "{" + strings.Join(parts, ",") + ws(t) + "}" + ws(t)
+		case 3:
+			n := rapid.IntRange(0, 3).Draw(t, "n")
+			parts := make([]string, n)
+			for i := range parts {
+				parts[i] = gen(t, depth+1)
+			}
+			return ws(t) + "[" + strings.Join(parts, ",") + ws(t) + "]" + ws(t)
+		}
+		return ws(t) + rapid.SampledFrom([]string{`1`, `-0.5e3`, `"s"`, `"\u00e9\n"`, `true`, `false`, `null`, `"a\"b"`}).Draw(t, "scalar") + ws(t)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		b := []byte(gen(t, 0))
+		if rapid.Bool().Draw(t, "break") && len(b) > 0 { // break it somewhere
+			b[rapid.IntRange(0, len(b)-1).Draw(t, "at")] = rapid.SampledFrom([]byte(`,:{}[]"\ x`)).Draw(t, "with")
+		}
+		sc := scanner{msg: b}
+		_, gend, gerr := sc.value(0)
+		fend, ok := skipFast(b, 0, 0)
+		if ok && (gerr != nil || fend != gend) {
+			t.Fatalf("%q: skipFast accepted up to %d; scanner: end %d, %v", b, fend, gend, gerr)
+		}
+		if !ok && gerr == nil {
+			t.Fatalf("%q: skipFast gave up on valid JSON", b)
+		}
+	})
 }

@@ -247,3 +247,80 @@ func (s *scanner) array(i int, elem func(vi int) (int, error)) (int, error) {
 		return 0, s.unexpected(i, "',' or ']'")
 	}
 }
+
+// skipFast validates the value at b[i] (after white space) as value does,
+// without capturing anything and without the member callbacks: for the
+// envelope parts only validated, or taken whole (canal's mysqlType and
+// sqlType, debezium's schema). It returns the index after the value, or ok
+// false at any error or at nesting past maxDepth (depth is the nesting
+// already entered); the caller then scans the value with the general
+// scanner, which produces the exact error.
+func skipFast(b []byte, i, depth int) (int, bool) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '{':
+		if depth >= maxDepth {
+			return 0, false
+		}
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return 0, false
+			}
+			end, _, err := scanStringEsc(b, i)
+			if err != nil {
+				return 0, false
+			}
+			if i = skipWS(b, end); i >= len(b) || b[i] != ':' {
+				return 0, false
+			}
+			var ok bool
+			if i, ok = skipFast(b, i+1, depth+1); !ok {
+				return 0, false
+			}
+			i = skipWS(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipWS(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == '}' {
+				return i + 1, true
+			}
+			return 0, false
+		}
+	case '[':
+		if depth >= maxDepth {
+			return 0, false
+		}
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = skipFast(b, i, depth+1); !ok {
+				return 0, false
+			}
+			i = skipWS(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipWS(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == ']' {
+				return i + 1, true
+			}
+			return 0, false
+		}
+	}
+	_, end, scalar, err := scanScalar(b, i)
+	if !scalar || err != nil {
+		return 0, false
+	}
+	return end, true
+}
