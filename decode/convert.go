@@ -69,21 +69,26 @@ func (cx *convCtx) textOf(v []byte, t jsonparser.ValueType) []byte {
 // newConv builds the converter for a value of type typ appended to col.
 func (cx *convCtx) newConv(typ arrowconv.Type, col arrowconv.Column) conv {
 	inner := cx.newInner(typ, col)
-	return func(v []byte, t jsonparser.ValueType) error {
-		if t == jsonparser.NotExist || t == jsonparser.Null {
+	return func(v []byte, t jsonparser.ValueType) error { return cx.apply(inner, col, v, t) }
+}
+
+// apply appends v with inner, the converter for a non-null value: NULL for
+// a missing or null value, and under ignore-parse-errors for a value that
+// does not convert (recorded for the dead-letter file).
+func (cx *convCtx) apply(inner conv, col arrowconv.Column, v []byte, t jsonparser.ValueType) error {
+	if t == jsonparser.NotExist || t == jsonparser.Null {
+		col.AppendNull()
+		return nil
+	}
+	if err := inner(v, t); err != nil {
+		if cx.lenient {
+			cx.nulled = append(cx.nulled, err)
 			col.AppendNull()
 			return nil
 		}
-		if err := inner(v, t); err != nil {
-			if cx.lenient {
-				cx.nulled = append(cx.nulled, err) // for the dead-letter file
-				col.AppendNull()
-				return nil
-			}
-			return err
-		}
-		return nil
+		return err
 	}
+	return nil
 }
 
 func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
@@ -450,14 +455,18 @@ type rowConv struct {
 	cx     *convCtx
 	names  map[string]int
 	fields []arrowconv.Field
-	convs  []conv
+	// inners convert non-null values into cols; apply does the rest, one
+	// call per value.
+	inners []conv
+	cols   []arrowconv.Column
 }
 
 func (cx *convCtx) newRowConv(fields []arrowconv.Field, cols []arrowconv.Column) *rowConv {
 	rc := &rowConv{cx: cx, names: make(map[string]int, len(fields)), fields: fields}
 	for i, f := range fields {
 		rc.names[f.Name] = i
-		rc.convs = append(rc.convs, cx.newConv(f.Type, cols[i]))
+		rc.inners = append(rc.inners, cx.newInner(f.Type, cols[i]))
+		rc.cols = append(rc.cols, cols[i])
 	}
 	return rc
 }
@@ -490,7 +499,7 @@ func (rc *rowConv) convertOne(i int, s slot) error {
 	if s.t == jsonparser.NotExist && rc.cx.failOnMissing {
 		return withPath(errorf(ErrMissingField, fmt.Sprintf("Could not find field with name '%s'.", rc.fields[i].Name)), rc.fields[i].Name)
 	}
-	if err := rc.convs[i](s.v, s.t); err != nil {
+	if err := rc.cx.apply(rc.inners[i], rc.cols[i], s.v, s.t); err != nil {
 		return withPath(err, rc.fields[i].Name)
 	}
 	return nil

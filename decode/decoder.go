@@ -529,7 +529,7 @@ func (d *base) emitMergedBefore(oldObj, dataObj slot) error {
 	datas := d.rowSlots(dataObj, d.dataSlots)
 	clear(d.fromData)
 	for i, c := range d.physCols {
-		conv := d.row.convs[i]
+		conv := func(v []byte, t jsonparser.ValueType) error { return d.cx.apply(d.row.inners[i], c, v, t) }
 		if s := olds[i]; s.t != jsonparser.NotExist {
 			if err := conv(s.v, s.t); err != nil {
 				return withPath(err, d.phys[i].Name)
