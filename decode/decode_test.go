@@ -29,7 +29,7 @@ func decodeLines(t testing.TB, format, schema string, opts map[string]string, li
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := memory.NewCheckedAllocator(arrowconv.NewPool())
 	defer mem.AssertSize(t, 0)
 	b := arrowconv.NewBuilder(mem, s)
 	defer b.Release()

@@ -196,7 +196,7 @@ func (c *Config) defaults() {
 		c.Parquet.Concurrency = c.Workers // a file's writer encodes columns on as many cores
 	}
 	if c.Mem == nil {
-		c.Mem = memory.DefaultAllocator
+		c.Mem = arrowconv.NewPool()
 	}
 	if c.Stdout == nil {
 		c.Stdout = os.Stdout

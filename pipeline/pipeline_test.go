@@ -28,7 +28,7 @@ func canalConfig(t *testing.T, workers int) Config {
 		t.Fatal(err)
 	}
 	f, _ := decode.Lookup("canal-json")
-	return Config{Format: f, Schema: s, Workers: workers, BatchRows: 7, Mem: memory.NewCheckedAllocator(memory.NewGoAllocator())}
+	return Config{Format: f, Schema: s, Workers: workers, BatchRows: 7, Mem: memory.NewCheckedAllocator(arrowconv.NewPool())}
 }
 
 // writeInputs makes n files of rows messages each under dir/in.
