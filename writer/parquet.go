@@ -219,6 +219,12 @@ func (p *Parquet) schemaOf(root parquet.Node) {
 				el.TypeLength.Set(int32(k))
 			}
 			l := &leaf{path: path, phys: phys, maxRep: rep, maxDef: def}
+			if phys != format.ByteArray && phys != format.Boolean {
+				// A page's fixed-width values, sized once (a page ends past
+				// pageBytes, by at most a batch): memory is only touched as
+				// it fills, and never copied to grow.
+				l.vals = make([]byte, 0, pageBytes+pageBytes/4)
+			}
 			_, isDecimal := el.LogicalType.Value.(*format.DecimalType)
 			l.signed = isDecimal && phys == format.FixedLenByteArray
 			p.leaves = append(p.leaves, l)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go/compress"
@@ -391,14 +392,14 @@ func (l *leaf) flushPage(codec compress.Codec) error {
 func (l *leaf) deltaPage(plain []byte) []byte {
 	var enc delta.BinaryPackedEncoding
 	if l.phys == format.Int32 {
-		l.ints32 = l.ints32[:0]
+		l.ints32 = slices.Grow(l.ints32[:0], len(plain)/4) // whole pages: no growing by doubling
 		for i := 0; i+4 <= len(plain); i += 4 {
 			l.ints32 = append(l.ints32, int32(binary.LittleEndian.Uint32(plain[i:])))
 		}
 		l.deltaBuf, _ = enc.EncodeInt32(l.deltaBuf[:0], l.ints32) // never fails
 		return l.deltaBuf
 	}
-	l.ints = l.ints[:0]
+	l.ints = slices.Grow(l.ints[:0], len(plain)/8)
 	for i := 0; i+8 <= len(plain); i += 8 {
 		l.ints = append(l.ints, int64(binary.LittleEndian.Uint64(plain[i:])))
 	}
