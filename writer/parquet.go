@@ -162,7 +162,15 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		p.colLeaves = append(p.colLeaves, p.leaves[first:next])
 	}
 	for _, l := range p.leaves[1:] {
-		l.delta = !opts.PlainIntegers && (l.phys == format.Int32 || l.phys == format.Int64)
+		if l.delta = !opts.PlainIntegers && (l.phys == format.Int32 || l.phys == format.Int64); l.delta {
+			// The page's integers, sized once as vals is (see below).
+			if l.phys == format.Int32 {
+				l.ints32 = make([]int32, 0, (pageBytes+pageBytes/4)/4)
+			} else {
+				l.ints = make([]int64, 0, (pageBytes+pageBytes/4)/8)
+			}
+			l.vals = nil
+		}
 	}
 	p.concurrency = opts.Concurrency
 	if p.concurrency <= 0 {

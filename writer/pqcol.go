@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go/compress"
@@ -49,8 +48,8 @@ type leaf struct {
 	dict       bool
 	plainChunk bool // the dictionary outgrew its limit: PLAIN to the end of the chunk
 	fixedDict  []string
-	// delta: INT32/INT64 values go out DELTA_BINARY_PACKED (they are
-	// buffered PLAIN and re-encoded per page).
+	// delta: INT32/INT64 values go out DELTA_BINARY_PACKED; the page's
+	// values are kept as integers (ints or ints32), not PLAIN bytes.
 	delta    bool
 	ints     []int64
 	ints32   []int32
@@ -106,6 +105,7 @@ type bounds struct {
 
 func (l *leaf) reset() {
 	l.rep, l.def, l.vals, l.idx = l.rep[:0], l.def[:0], l.vals[:0], l.idx[:0]
+	l.ints, l.ints32 = l.ints[:0], l.ints32[:0]
 	l.nbits, l.nValues, l.nNulls, l.nRows = 0, 0, 0, 0
 	l.pb.has = false
 }
@@ -145,12 +145,20 @@ func (l *leaf) null() {
 }
 
 func (l *leaf) putInt32(v int32) {
-	l.vals = binary.LittleEndian.AppendUint32(l.vals, uint32(v))
+	if l.delta {
+		l.ints32 = append(l.ints32, v)
+	} else {
+		l.vals = binary.LittleEndian.AppendUint32(l.vals, uint32(v))
+	}
 	l.pb.int(int64(v))
 }
 
 func (l *leaf) putInt64(v int64) {
-	l.vals = binary.LittleEndian.AppendUint64(l.vals, uint64(v))
+	if l.delta {
+		l.ints = append(l.ints, v)
+	} else {
+		l.vals = binary.LittleEndian.AppendUint64(l.vals, uint64(v))
+	}
 	l.pb.int(v)
 }
 
@@ -356,7 +364,7 @@ func truncateBounds(lo, hi []byte, n int, signed bool) ([]byte, []byte) {
 
 // pageFull says whether the page under way should be written now.
 func (l *leaf) pageFull() bool {
-	return (!l.dict || l.plainChunk) && len(l.vals)+len(l.def)+len(l.rep) >= pageBytes
+	return (!l.dict || l.plainChunk) && len(l.vals)+8*len(l.ints)+4*len(l.ints32)+len(l.def)+len(l.rep) >= pageBytes
 }
 
 // flushPage encodes the page under way into the chunk.
@@ -366,7 +374,7 @@ func (l *leaf) flushPage(codec compress.Codec) error {
 	}
 	if l.fixedDict == nil {
 		if l.delta {
-			values := l.deltaPage(l.vals)
+			values := l.deltaPage()
 			return l.writeDataPage(codec, format.DeltaBinaryPacked, values, l.rep, l.def, l.nValues, l.nNulls, l.nRows, &l.pb)
 		}
 		return l.writeDataPage(codec, format.Plain, l.vals, l.rep, l.def, l.nValues, l.nNulls, l.nRows, &l.pb)
@@ -384,26 +392,18 @@ func (l *leaf) flushPage(codec compress.Codec) error {
 	return l.writeDataPage(codec, format.RLEDictionary, values, l.rep, l.def, l.nValues, l.nNulls, l.nRows, &l.pb)
 }
 
-// deltaPage re-encodes a page of PLAIN INT32 or INT64 values as
-// DELTA_BINARY_PACKED. Deltas of CDC columns (ids, timestamps, dates,
-// amounts) are small, so the page is about half the PLAIN size before
-// compression and snappy has a quarter of the work: smaller files for less
-// CPU. The result lives in a scratch buffer until the next page.
-func (l *leaf) deltaPage(plain []byte) []byte {
+// deltaPage encodes the page's INT32 or INT64 values DELTA_BINARY_PACKED.
+// Deltas of CDC columns (ids, timestamps, dates, amounts) are small, so the
+// page is about half the PLAIN size before compression and snappy has a
+// quarter of the work: smaller files for less CPU. The result lives in a
+// scratch buffer until the next page.
+func (l *leaf) deltaPage() []byte {
 	var enc delta.BinaryPackedEncoding
 	if l.phys == format.Int32 {
-		l.ints32 = slices.Grow(l.ints32[:0], len(plain)/4) // whole pages: no growing by doubling
-		for i := 0; i+4 <= len(plain); i += 4 {
-			l.ints32 = append(l.ints32, int32(binary.LittleEndian.Uint32(plain[i:])))
-		}
 		l.deltaBuf, _ = enc.EncodeInt32(l.deltaBuf[:0], l.ints32) // never fails
-		return l.deltaBuf
+	} else {
+		l.deltaBuf, _ = enc.EncodeInt64(l.deltaBuf[:0], l.ints) // never fails
 	}
-	l.ints = slices.Grow(l.ints[:0], len(plain)/8)
-	for i := 0; i+8 <= len(plain); i += 8 {
-		l.ints = append(l.ints, int64(binary.LittleEndian.Uint64(plain[i:])))
-	}
-	l.deltaBuf, _ = enc.EncodeInt64(l.deltaBuf[:0], l.ints) // never fails
 	return l.deltaBuf
 }
 
