@@ -170,6 +170,12 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 	case arrowconv.Double:
 		c := col.(*arrowconv.FixedCol[float64])
 		return func(v []byte, t jsonparser.ValueType) error {
+			if t == jsonparser.Number {
+				if f, ok := shortDecimalFloat(v); ok {
+					c.Append(f)
+					return nil
+				}
+			}
 			if t == jsonparser.Boolean {
 				return cx.fail(v, name, "")
 			}

@@ -213,6 +213,48 @@ func parseJavaInt(s []byte, bitSize int) (int64, bool) {
 	return int64(u), true
 }
 
+// shortDecimalFloat reads the JSON number literal v (already validated)
+// as a double when it is -?digits[.digits] with at most 15 digits: such a
+// value and the power of ten dividing it are exact doubles, so one
+// division gives the correctly rounded result Double.parseDouble (and
+// Jackson) give. ok false leaves anything else to parseJavaFloat.
+func shortDecimalFloat(v []byte) (float64, bool) {
+	i, neg := 0, false
+	if len(v) > 0 && v[0] == '-' {
+		i, neg = 1, true
+	}
+	var m uint64
+	digits, frac := 0, -1
+	for ; i < len(v); i++ {
+		c := v[i]
+		if c == '.' && frac < 0 {
+			frac = 0
+			continue
+		}
+		if c < '0' || c > '9' {
+			return 0, false // an exponent (or not a literal)
+		}
+		m = m*10 + uint64(c-'0')
+		digits++
+		if frac >= 0 {
+			frac++
+		}
+	}
+	if digits == 0 || digits > 15 || frac == 0 || (neg && m == 0 && frac < 0) {
+		return 0, false // the integer -0 reads as 0 (Jackson's IntNode): the general path
+	}
+	f := float64(m)
+	if frac > 0 {
+		f /= exactPow10[frac]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
+var exactPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
 // parseJavaFloat is Float.parseFloat / Double.parseDouble on trimmed text:
 // decimal or hex literals with an optional f/F/d/D suffix, "NaN",
 // "Infinity", each with an optional sign. Overflow gives ±Infinity.
