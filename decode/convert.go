@@ -203,6 +203,10 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 			default:
 				return cx.fail(v, name, "")
 			}
+			if u, ok := shortDecimal(text, p, s); ok {
+				c.Append(decimal128.FromI64(u))
+				return nil
+			}
 			if !cx.dec.parse(text) {
 				return cx.fail(v, name, "")
 			}

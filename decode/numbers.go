@@ -255,6 +255,55 @@ func shortDecimalFloat(v []byte) (float64, bool) {
 
 var exactPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
+// shortDecimal reads text of the form -?digits[.digits], at most 18
+// digits with no more fraction digits than scale s, as its unscaled value
+// at scale s when that fits precision p: no rounding, no exponent, no
+// overflow to decide. ok false leaves the rest to decimalText, which
+// BigDecimal's rules are written in.
+func shortDecimal(text []byte, p, s int) (int64, bool) {
+	i, neg := 0, false
+	if len(text) > 0 && text[0] == '-' {
+		i, neg = 1, true
+	}
+	var m int64
+	digits, frac := 0, -1
+	for ; i < len(text); i++ {
+		c := text[i]
+		if c == '.' && frac < 0 && digits > 0 {
+			frac = 0
+			continue
+		}
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		m = m*10 + int64(c-'0')
+		digits++
+		if frac >= 0 {
+			frac++
+		}
+	}
+	if frac < 0 {
+		frac = 0
+	} else if frac == 0 {
+		return 0, false // "5." has no fraction digit
+	}
+	if digits == 0 || digits > 18 || frac > s || digits+s-frac > 18 {
+		return 0, false
+	}
+	for k := frac; k < s; k++ {
+		m *= 10
+	}
+	if p < 19 && m >= exactPow10Int[p] {
+		return 0, false // too many digits for the precision: NULL, decided there
+	}
+	if neg {
+		m = -m
+	}
+	return m, true
+}
+
+var exactPow10Int = [...]int64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
+
 // parseJavaFloat is Float.parseFloat / Double.parseDouble on trimmed text:
 // decimal or hex literals with an optional f/F/d/D suffix, "NaN",
 // "Infinity", each with an optional sign. Overflow gives ±Infinity.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"pgregory.net/rapid"
 )
 
@@ -108,6 +109,34 @@ func TestShortDecimalFloat(t *testing.T) {
 		want, wok := parseJavaFloat(text, 64)
 		if !wok || math.Float64bits(f) != math.Float64bits(want) {
 			t.Fatalf("%s: %v (%x), general path %v (%x)", lit, f, math.Float64bits(f), want, math.Float64bits(want))
+		}
+	})
+}
+
+// shortDecimal against decimalText (BigDecimal's rules, HALF_UP to the
+// scale, NULL past the precision): whenever it reads a value, the general
+// path reads the same; and it reads every value that needs no rounding,
+// fits 18 digits and the precision.
+func TestShortDecimal(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		lit := rapid.StringMatching(`[+-]?[0-9]{0,20}(\.[0-9]{0,20})?([eE][+-]?[0-9])?`).Draw(t, "text")
+		p := rapid.IntRange(1, 38).Draw(t, "p")
+		s := rapid.IntRange(0, p).Draw(t, "s")
+		u, ok := shortDecimal([]byte(lit), p, s)
+		var d decimalText
+		gok := d.parse([]byte(lit))
+		var want decimal128.Num
+		if gok {
+			want, gok = d.toDecimal128(p, s)
+		}
+		if ok && (!gok || decimal128.FromI64(u) != want) {
+			t.Fatalf("%s as DECIMAL(%d, %d): %d; general %v %v", lit, p, s, u, want, gok)
+		}
+		// Completeness: plain literals within the limits take the short path.
+		intPart, fracPart, hasDot := strings.Cut(strings.TrimPrefix(lit, "-"), ".")
+		plain := !strings.ContainsAny(lit, "+eE") && intPart != "" && (!hasDot || fracPart != "")
+		if plain && gok && len(intPart)+len(fracPart) <= 18 && len(fracPart) <= s && len(intPart)+s <= 18 && !ok {
+			t.Fatalf("%s as DECIMAL(%d, %d): not read, though short", lit, p, s)
 		}
 	})
 }
