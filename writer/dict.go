@@ -99,11 +99,13 @@ func (t *dictTable) insert(i int32, vals []string) bool {
 func (t *dictTable) rehash(vals []string, n int) {
 	t.slots = make([]int32, 1<<bits.Len(uint(n-1)))
 	for i := range vals {
-		for !t.insert(int32(i), vals) {
+		if !t.insert(int32(i), vals) {
+			// Too many collisions: first maphash for every value, then (it
+			// collides this much only by chance) more room.
 			if !t.full {
 				t.full = true
 			} else {
-				n = 2 * len(t.slots) // maphash collides this much only by chance: spread out
+				n = 2 * len(t.slots)
 			}
 			t.rehash(vals, n)
 			return
