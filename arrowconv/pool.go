@@ -49,12 +49,10 @@ func (p *Pool) Allocate(size int) []byte {
 // Reallocate grows or shrinks b to size bytes, keeping its contents.
 func (p *Pool) Reallocate(size int, b []byte) []byte {
 	if size <= cap(b) && size > 0 && sizeClass(size) == sizeClass(cap(b)) {
-		old := len(b)
-		b = b[:size]
-		if size > old {
-			clear(b[old:])
+		if old := len(b); size < old {
+			clear(b[size:old]) // past len a buffer stays zero: Free clears only len
 		}
-		return b
+		return b[:size]
 	}
 	nb := p.Allocate(size)
 	copy(nb, b)

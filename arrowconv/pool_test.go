@@ -34,11 +34,19 @@ func TestPool(t *testing.T) {
 	if len(b) != 1000 || string(b[:5]) != "hello" || !bytes.Equal(b[5:], make([]byte, 995)) {
 		t.Errorf("Reallocate: len %d, %q...", len(b), b[:8])
 	}
+	for i := 5; i < len(b); i++ {
+		b[i] = 0xBB
+	}
 	b = p.Reallocate(600, b) // shrinking within the class keeps the buffer
 	if len(b) != 600 || string(b[:5]) != "hello" {
 		t.Errorf("Reallocate down: len %d, %q", len(b), b[:5])
 	}
 	p.Free(b)
+	if c := p.Allocate(1024); !bytes.Equal(c, make([]byte, 1024)) {
+		t.Error("a buffer shrunk, then freed, came back with old bytes")
+	} else {
+		p.Free(c)
+	}
 	p.Free(make([]byte, 100)) // not the pool's: ignored
 	if z := p.Allocate(0); len(z) != 0 {
 		t.Errorf("Allocate(0): len %d", len(z))
