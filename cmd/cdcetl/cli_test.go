@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // TestExitCodesAndReport: usage errors exit 2 before reading input; a bad
@@ -60,5 +64,53 @@ func TestExitCodesAndReport(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "o2", "a.json.parquet")); err != nil {
 		t.Errorf("the good file was not converted: %v", err)
+	}
+}
+
+// TestParquetEncodingFlags: by default integers are DELTA_BINARY_PACKED
+// and strings dictionary-encoded; --parquet-delta=false and
+// --parquet-dictionary=false each give PLAIN for theirs.
+func TestParquetEncodingFlags(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.json")
+	os.WriteFile(in, []byte(`{"data":[{"id":"1","name":"a"},{"id":"2","name":"b"}],"type":"INSERT"}`+"\n"), 0o644)
+	encodings := func(flags ...string) map[string][]format.Encoding {
+		out := filepath.Join(dir, strings.Join(append([]string{"o"}, flags...), ""))
+		args := append([]string{"convert", "--quiet", "--format", "canal-json", "--schema", "id BIGINT, name STRING", "-o", out}, flags...)
+		var stdout, stderr bytes.Buffer
+		if code := run(append(args, in), &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", flags, code, stderr.String())
+		}
+		f, err := os.Open(filepath.Join(out, "in.json.parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		st, _ := f.Stat()
+		pf, err := parquet.OpenFile(f, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]format.Encoding{}
+		for _, c := range pf.Metadata().RowGroups[0].Columns {
+			got[c.MetaData.PathInSchema[0]] = c.MetaData.Encoding
+		}
+		return got
+	}
+	for _, tt := range []struct {
+		flags    []string
+		id, name format.Encoding
+	}{
+		{nil, format.DeltaBinaryPacked, format.RLEDictionary},
+		{[]string{"--parquet-delta=false"}, format.Plain, format.RLEDictionary},
+		{[]string{"--parquet-dictionary=false"}, format.DeltaBinaryPacked, format.Plain},
+	} {
+		got := encodings(tt.flags...)
+		if !slices.Contains(got["id"], tt.id) || !slices.Contains(got["name"], tt.name) {
+			t.Errorf("%v: encodings id %v, name %v; want %v and %v among them", tt.flags, got["id"], got["name"], tt.id, tt.name)
+		}
+		if slices.Contains(got["id"], format.DeltaBinaryPacked) != (tt.id == format.DeltaBinaryPacked) {
+			t.Errorf("%v: id encodings %v", tt.flags, got["id"])
+		}
 	}
 }
