@@ -20,6 +20,11 @@ type envKey struct {
 	idx    int
 }
 
+func newEnvKey(name string, idx int) envKey {
+	fast := plainKey(name)
+	return envKey{name, fast, newMemberPat(fast), idx}
+}
+
 // capturedRow is a row object met during the scan: where it starts in the
 // message and where its slots are in the pool.
 type capturedRow struct {
@@ -101,13 +106,9 @@ func (d *base) captureEnvelopeFast(i, level int) (end int, ok bool) {
 		return j + 1, true
 	}
 	for pos := 0; ; pos++ {
-		vi, found := 0, false
-		for ; pos < len(order); pos++ {
-			if vi, found = order[pos].member.at(b, j); found {
-				break
-			}
-		}
-		if !found {
+		var vi int
+		var found bool
+		if pos, vi, found = nextMember(order, pos, b, j); !found {
 			return 0, false
 		}
 		idx := order[pos].idx
@@ -125,6 +126,18 @@ func (d *base) captureEnvelopeFast(i, level int) (end int, ok bool) {
 			return 0, false
 		}
 	}
+}
+
+// nextMember finds the compact member at b[j] among order[pos:] (keys a
+// message leaves out are passed over) and returns its position in order
+// and the index of its value.
+func nextMember(order []envKey, pos int, b []byte, j int) (int, int, bool) {
+	for ; pos < len(order); pos++ {
+		if vi, ok := order[pos].member.at(b, j); ok {
+			return pos, vi, true
+		}
+	}
+	return 0, 0, false
 }
 
 // maxEnvKeys bounds the remembered envelope key order.
@@ -163,7 +176,7 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 					j = min(pos, len(order))
 				}
 				name := d.internKey(k)
-				order = slices.Insert(order, j, envKey{name, plainKey(name), newMemberPat(plainKey(name)), idx})
+				order = slices.Insert(order, j, newEnvKey(name, idx))
 			}
 			pos = j
 		}
@@ -305,7 +318,7 @@ func (d *base) learnSourceOrder(keys []string) {
 		if slices.Contains(keys[:i], k) || plainKey(k) == "" {
 			return // repeated or escaped keys: leave them to the general walk
 		}
-		order = append(order, envKey{name: k, fast: k, member: newMemberPat(k), idx: sourcePropIndex([]byte(k))})
+		order = append(order, newEnvKey(k, sourcePropIndex([]byte(k))))
 	}
 	d.srcOrder = order
 }
@@ -338,13 +351,9 @@ func (d *base) captureSourceFast(i int) (end int, ok bool) {
 	}
 	order := d.srcOrder
 	for pos := 0; ; pos++ {
-		vi, found := 0, false
-		for ; pos < len(order); pos++ {
-			if vi, found = order[pos].member.at(b, j); found {
-				break
-			}
-		}
-		if !found {
+		var vi int
+		var found bool
+		if pos, vi, found = nextMember(order, pos, b, j); !found {
 			return 0, false
 		}
 		v, next, scalar, err := scanScalar(b, vi)
@@ -390,7 +399,7 @@ func (d *base) captureRow(i int) (int, error) {
 		}
 		clear(slots) // the general walk starts afresh
 	}
-	next := 0    // predicted column: CDC tools write keys in a fixed order
+	next := 0 // predicted column: CDC tools write keys in a fixed order
 	if len(d.fastNames) > 0 && !d.plain {
 		sc.expect = d.fastNames[0]
 	}

@@ -509,8 +509,13 @@ func (rc *rowConv) convertOne(i int, s slot) error {
 	if s.t == jsonparser.NotExist && rc.cx.failOnMissing {
 		return withPath(errorf(ErrMissingField, fmt.Sprintf("Could not find field with name '%s'.", rc.fields[i].Name)), rc.fields[i].Name)
 	}
-	if err := rc.cx.apply(rc.inners[i], rc.cols[i], s.v, s.t); err != nil {
+	if err := rc.conv(i, s.v, s.t); err != nil {
 		return withPath(err, rc.fields[i].Name)
 	}
 	return nil
+}
+
+// conv appends v to field i's column (see convCtx.apply).
+func (rc *rowConv) conv(i int, v []byte, t jsonparser.ValueType) error {
+	return rc.cx.apply(rc.inners[i], rc.cols[i], v, t)
 }

@@ -529,9 +529,8 @@ func (d *base) emitMergedBefore(oldObj, dataObj slot) error {
 	datas := d.rowSlots(dataObj, d.dataSlots)
 	clear(d.fromData)
 	for i, c := range d.physCols {
-		conv := func(v []byte, t jsonparser.ValueType) error { return d.cx.apply(d.row.inners[i], c, v, t) }
 		if s := olds[i]; s.t != jsonparser.NotExist {
-			if err := conv(s.v, s.t); err != nil {
+			if err := d.row.conv(i, s.v, s.t); err != nil {
 				return withPath(err, d.phys[i].Name)
 			}
 			if !c.IsNull(c.Len()-1) || d.present[i] {
@@ -542,7 +541,7 @@ func (d *base) emitMergedBefore(oldObj, dataObj slot) error {
 			c.AppendNull()
 			continue
 		}
-		if err := conv(datas[i].v, datas[i].t); err != nil {
+		if err := d.row.conv(i, datas[i].v, datas[i].t); err != nil {
 			return withPath(err, d.phys[i].Name)
 		}
 		// A NULL may stand for a value nulled under ignore-parse-errors,

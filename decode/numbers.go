@@ -213,26 +213,24 @@ func parseJavaInt(s []byte, bitSize int) (int64, bool) {
 	return int64(u), true
 }
 
-// shortDecimalFloat reads the JSON number literal v (already validated)
-// as a double when it is -?digits[.digits] with at most 15 digits: such a
-// value and the power of ten dividing it are exact doubles, so one
-// division gives the correctly rounded result Double.parseDouble (and
-// Jackson) give. ok false leaves anything else to parseJavaFloat.
-func shortDecimalFloat(v []byte) (float64, bool) {
-	i, neg := 0, false
-	if len(v) > 0 && v[0] == '-' {
+// plainDecimal reads -?digits[.digits] (a digit on each side of the point)
+// of at most 18 digits: the digits as one integer, whether it is negative,
+// how many digits there are and how many follow the point (-1 without a
+// point). ok false for anything else: more digits, an exponent, other text.
+func plainDecimal(b []byte) (m uint64, neg bool, digits, frac int, ok bool) {
+	i := 0
+	if len(b) > 0 && b[0] == '-' {
 		i, neg = 1, true
 	}
-	var m uint64
-	digits, frac := 0, -1
-	for ; i < len(v); i++ {
-		c := v[i]
-		if c == '.' && frac < 0 {
+	frac = -1
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c == '.' && frac < 0 && digits > 0 {
 			frac = 0
 			continue
 		}
 		if c < '0' || c > '9' {
-			return 0, false // an exponent (or not a literal)
+			return 0, false, 0, 0, false
 		}
 		m = m*10 + uint64(c-'0')
 		digits++
@@ -240,7 +238,20 @@ func shortDecimalFloat(v []byte) (float64, bool) {
 			frac++
 		}
 	}
-	if digits == 0 || digits > 15 || frac == 0 || (neg && m == 0 && frac < 0) {
+	if digits == 0 || digits > 18 || frac == 0 {
+		return 0, false, 0, 0, false // "5." has no fraction digit
+	}
+	return m, neg, digits, frac, true
+}
+
+// shortDecimalFloat reads the JSON number literal v (already validated)
+// as a double when it is -?digits[.digits] with at most 15 digits: such a
+// value and the power of ten dividing it are exact doubles, so one
+// division gives the correctly rounded result Double.parseDouble (and
+// Jackson) give. ok false leaves anything else to parseJavaFloat.
+func shortDecimalFloat(v []byte) (float64, bool) {
+	m, neg, digits, frac, ok := plainDecimal(v)
+	if !ok || digits > 15 || (neg && m == 0 && frac < 0) {
 		return 0, false // the integer -0 reads as 0 (Jackson's IntNode): the general path
 	}
 	f := float64(m)
@@ -261,35 +272,12 @@ var exactPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e
 // overflow to decide. ok false leaves the rest to decimalText, which
 // BigDecimal's rules are written in.
 func shortDecimal(text []byte, p, s int) (int64, bool) {
-	i, neg := 0, false
-	if len(text) > 0 && text[0] == '-' {
-		i, neg = 1, true
-	}
-	var m int64
-	digits, frac := 0, -1
-	for ; i < len(text); i++ {
-		c := text[i]
-		if c == '.' && frac < 0 && digits > 0 {
-			frac = 0
-			continue
-		}
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		m = m*10 + int64(c-'0')
-		digits++
-		if frac >= 0 {
-			frac++
-		}
-	}
-	if frac < 0 {
-		frac = 0
-	} else if frac == 0 {
-		return 0, false // "5." has no fraction digit
-	}
-	if digits == 0 || digits > 18 || frac > s || digits+s-frac > 18 {
+	u, neg, digits, frac, ok := plainDecimal(text)
+	frac = max(frac, 0)
+	if !ok || frac > s || digits+s-frac > 18 {
 		return 0, false
 	}
+	m := int64(u)
 	for k := frac; k < s; k++ {
 		m *= 10
 	}

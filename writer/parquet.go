@@ -161,15 +161,19 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		}
 		p.colLeaves = append(p.colLeaves, p.leaves[first:next])
 	}
+	// A page's fixed-width values are buffered in storage sized once (a page
+	// ends past pageBytes, by at most a batch): memory is only touched as
+	// it fills, and never copied to grow.
+	pageCap := pageBytes + pageBytes/4
 	for _, l := range p.leaves[1:] {
-		if l.delta = !opts.PlainIntegers && (l.phys == format.Int32 || l.phys == format.Int64); l.delta {
-			// The page's integers, sized once as vals is (see below).
-			if l.phys == format.Int32 {
-				l.ints32 = make([]int32, 0, (pageBytes+pageBytes/4)/4)
-			} else {
-				l.ints = make([]int64, 0, (pageBytes+pageBytes/4)/8)
-			}
-			l.vals = nil
+		l.delta = !opts.PlainIntegers && (l.phys == format.Int32 || l.phys == format.Int64)
+		switch {
+		case l.delta && l.phys == format.Int32:
+			l.ints32 = make([]int32, 0, pageCap/4)
+		case l.delta:
+			l.ints = make([]int64, 0, pageCap/8)
+		case l.phys != format.ByteArray && l.phys != format.Boolean:
+			l.vals = make([]byte, 0, pageCap)
 		}
 	}
 	p.concurrency = opts.Concurrency
@@ -227,12 +231,6 @@ func (p *Parquet) schemaOf(root parquet.Node) {
 				el.TypeLength.Set(int32(k))
 			}
 			l := &leaf{path: path, phys: phys, maxRep: rep, maxDef: def}
-			if phys != format.ByteArray && phys != format.Boolean {
-				// A page's fixed-width values, sized once (a page ends past
-				// pageBytes, by at most a batch): memory is only touched as
-				// it fills, and never copied to grow.
-				l.vals = make([]byte, 0, pageBytes+pageBytes/4)
-			}
 			_, isDecimal := el.LogicalType.Value.(*format.DecimalType)
 			l.signed = isDecimal && phys == format.FixedLenByteArray
 			p.leaves = append(p.leaves, l)

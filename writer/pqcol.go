@@ -55,7 +55,7 @@ type leaf struct {
 	ints32   []int32
 	dictIdx  *dictTable
 	dictVals []string // the dictionary's values, by index
-	// last is the index of the previous value put, checked before the map:
+	// last is the index of the previous value put, checked before dictIdx:
 	// columns often repeat a value (metadata, low-cardinality columns).
 	last int32
 	// seen[i] == page marks dictionary value i as already in the page's
