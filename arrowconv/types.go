@@ -177,10 +177,10 @@ const (
 
 // ArrowType maps t to the Arrow type cdcetl stores it as.
 //
-// TIMESTAMP and TIMESTAMP_LTZ are stored in nanoseconds whatever their
-// precision, because Flink keeps the full nanosecond value it parsed; the
-// Parquet writer narrows to the declared precision. TIME is stored in
-// milliseconds of the day, which is all Flink keeps.
+// TIMESTAMP and TIMESTAMP_LTZ are stored in microseconds up to precision
+// 6 and in nanoseconds above ([TimestampUnit]), so that every year Flink
+// accepts fits; the Parquet writer narrows to the declared precision. TIME
+// is stored in milliseconds of the day, which is all Flink keeps.
 func (t Type) ArrowType() arrow.DataType {
 	switch t.Kind {
 	case Boolean:
@@ -208,9 +208,9 @@ func (t Type) ArrowType() arrow.DataType {
 	case Time:
 		return arrow.FixedWidthTypes.Time32ms
 	case Timestamp:
-		return &arrow.TimestampType{Unit: arrow.Nanosecond}
+		return &arrow.TimestampType{Unit: TimestampUnit(t.Precision)}
 	case TimestampLTZ:
-		return &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}
+		return &arrow.TimestampType{Unit: TimestampUnit(t.Precision), TimeZone: "UTC"}
 	case Array:
 		return arrow.ListOfField(arrow.Field{Name: "element", Type: t.Elem.ArrowType(), Nullable: !t.Elem.NotNull})
 	case Multiset:

@@ -214,8 +214,8 @@ func (c *canalEnc) envelope(dst []byte, r *encodedRow) []byte {
 	} else {
 		dst = append(dst, c.sqlTypes...)
 	}
-	dst = e.epochField(dst, r, "es", 1e6, keysEvent...)
-	return e.epochField(dst, r, "ts", 1e6, keysIngest...)
+	dst = e.epochField(dst, r, "es", 1e3, keysEvent...)
+	return e.epochField(dst, r, "ts", 1e3, keysIngest...)
 }
 
 // mysqlType is the MySQL column type and JDBC type code Canal would report

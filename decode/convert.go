@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/buger/jsonparser"
 
@@ -298,12 +299,18 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 			want += "Z"
 		}
 		want = "expected " + want
+		unit := typ.ArrowType().(*arrow.TimestampType).Unit
+		outside := "outside the range " + name + " can hold (" + arrowconv.TimestampRange(unit) + ")"
 		return func(v []byte, t jsonparser.ValueType) error {
-			ns, ok := parseTimestamp(cx.textOf(v, t), cx.iso, ltz)
+			ct, ok := parseTimestamp(cx.textOf(v, t), cx.iso, ltz)
 			if !ok {
 				return cx.fail(v, name, want)
 			}
-			c.Append(ns)
+			ts, ok := arrowconv.EpochValue(ct.days, ct.nsOfDay, unit)
+			if !ok {
+				return cx.fail(v, name, outside)
+			}
+			c.Append(ts)
 			return nil
 		}
 	case arrowconv.Array:

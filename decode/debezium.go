@@ -59,7 +59,7 @@ func (d *debeziumEnc) update(dst []byte, before, after *encodedRow) []byte {
 }
 
 func (d *debeziumEnc) tail(dst []byte, r *encodedRow) []byte {
-	dst = d.e.epochField(dst, r, "ts_ms", 1e6, keysIngest...)
+	dst = d.e.epochField(dst, r, "ts_ms", 1e3, keysIngest...)
 	return append(dst, '}')
 }
 
@@ -79,7 +79,7 @@ func (d *debeziumEnc) source(dst []byte, r *encodedRow) []byte {
 	dst = e.metaField(dst, r, "db", "source.database", "database")
 	dst = e.metaField(dst, r, "schema", "source.schema")
 	dst = e.metaField(dst, r, "table", "source.table", "table")
-	dst = e.epochField(dst, r, "ts_ms", 1e6, "source.timestamp", "event-timestamp")
+	dst = e.epochField(dst, r, "ts_ms", 1e3, "source.timestamp", "event-timestamp")
 	if len(dst) == m {
 		return dst[:n]
 	}

@@ -228,7 +228,13 @@ func (f *Format) CheckSchema(s *arrowconv.Schema) error {
 	return nil
 }
 
+// arrowTypeEqual reports whether a column declared as a can hold a
+// metadata key of type b: the same Arrow type, or, for timestamps, the same
+// kind at any precision (values are put in the declared column's unit).
 func arrowTypeEqual(a, b arrowconv.Type) bool {
+	if a.Kind == b.Kind && (a.Kind == arrowconv.Timestamp || a.Kind == arrowconv.TimestampLTZ) {
+		return true
+	}
 	return a.ArrowType().Fingerprint() == b.ArrowType().Fingerprint()
 }
 
@@ -247,7 +253,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	var physCols []arrowconv.Column
 	for i, c := range s.Columns {
 		if c.IsMetadata() {
-			d.metas = append(d.metas, metaCol{key: c.MetadataKey, col: b.Column(i)})
+			d.metas = append(d.metas, metaCol{key: c.MetadataKey, typ: c.Type, col: b.Column(i)})
 			continue
 		}
 		d.phys = append(d.phys, c)

@@ -55,7 +55,7 @@ type encodedRow struct {
 	fields [][]byte
 	spans  [][2]int
 	meta   map[string][]byte // JSON of non-timestamp metadata
-	metaNS map[string]int64  // timestamp metadata, epoch nanoseconds
+	metaUS map[string]int64  // timestamp metadata, epoch microseconds
 	// metaSpans is where each meta value lies in buf while buf grows
 	// (reused from row to row).
 	metaSpans map[string][2]int
@@ -177,18 +177,22 @@ func (e *Encoder) encodeRow(r *encodedRow, cols []arrow.Array, i int) error {
 	if e.eo.Envelope && len(e.metas) > 0 {
 		if r.meta == nil {
 			r.meta = map[string][]byte{}
-			r.metaNS = map[string]int64{}
+			r.metaUS = map[string]int64{}
 			r.metaSpans = map[string][2]int{}
 		}
 		clear(r.meta)
-		clear(r.metaNS)
+		clear(r.metaUS)
 		clear(r.metaSpans)
 		for key, c := range e.metas {
 			if cols[c].IsNull(i) {
 				continue
 			}
 			if ts, ok := cols[c].(*array.Timestamp); ok {
-				r.metaNS[key] = int64(ts.Value(i))
+				v := int64(ts.Value(i))
+				if ts.DataType().(*arrow.TimestampType).Unit == arrow.Nanosecond {
+					v = floorDiv(v, 1e3)
+				}
+				r.metaUS[key] = v
 				continue
 			}
 			start := len(buf)
@@ -325,8 +329,9 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 		if e.opts.TimestampISO {
 			sep = 'T'
 		}
+		unit := t.ArrowType().(*arrow.TimestampType).Unit
 		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
-			tm := time.Unix(0, int64(a.(*array.Timestamp).Value(i))).UTC()
+			tm := arrowconv.EpochTime(int64(a.(*array.Timestamp).Value(i)), unit)
 			dst = append(dst, '"')
 			dst = appendDateTime(dst, tm, sep)
 			if ns := tm.Nanosecond(); ns != 0 {
@@ -533,20 +538,16 @@ func (e *Encoder) metaField(dst []byte, r *encodedRow, name string, keys ...stri
 	return append(dst, v...)
 }
 
-// epochField writes ,"name":<timestamp metadata in units of unit ns>.
+// epochField writes ,"name":<timestamp metadata in units of unit µs>.
 func (e *Encoder) epochField(dst []byte, r *encodedRow, name string, unit int64, keys ...string) []byte {
-	ns, ok := metaAny(r.metaNS, keys)
+	us, ok := metaAny(r.metaUS, keys)
 	if !ok {
 		return dst
 	}
 	dst = append(dst, ',', '"')
 	dst = append(dst, name...)
 	dst = append(dst, '"', ':')
-	q := ns / unit
-	if ns%unit != 0 && ns < 0 {
-		q--
-	}
-	return strconv.AppendInt(dst, q, 10)
+	return strconv.AppendInt(dst, floorDiv(us, unit), 10)
 }
 
 // oldColumns picks the columns a canal/maxwell "old" must list so that

@@ -95,7 +95,7 @@ func (m *maxwellEnc) head(dst []byte, r *encodedRow) []byte {
 	n := len(dst)
 	dst = m.e.metaField(dst, r, "database", keysDatabase...)
 	dst = m.e.metaField(dst, r, "table", keysTable...)
-	dst = m.e.epochField(dst, r, "ts", 1e9, keysIngest...)
+	dst = m.e.epochField(dst, r, "ts", 1e6, keysIngest...)
 	if len(dst) > n {
 		dst = append(dst[:n], dst[n+1:]...) // drop the leading comma
 		dst = append(dst, ',')

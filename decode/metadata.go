@@ -3,6 +3,8 @@ package decode
 import (
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -11,6 +13,7 @@ import (
 // metaCol is one declared METADATA column and how to fill it.
 type metaCol struct {
 	key  string
+	typ  arrowconv.Type // as declared: a timestamp key's values go in its unit
 	col  arrowconv.Column
 	fill func(arrowconv.Column) error
 }
@@ -28,8 +31,11 @@ func (d *base) bindMeta(m *metaCol) error {
 		m.fill = func(c arrowconv.Column) error { c.(*arrowconv.FixedCol[int64]).Append(d.file.Size); return nil }
 		return nil
 	case "file.modification-time":
+		unit := tsUnit(m.typ)
 		m.fill = func(c arrowconv.Column) error {
-			c.(*arrowconv.FixedCol[int64]).Append(d.file.ModTime - d.file.ModTime%1e6)
+			// Flink's connector gives milliseconds.
+			v, _ := arrowconv.EpochScale(floorDiv(d.file.ModTime, 1e6), 1e6, unit)
+			c.(*arrowconv.FixedCol[int64]).Append(v)
 			return nil
 		}
 		return nil
@@ -61,48 +67,60 @@ func (d *base) bindMeta(m *metaCol) error {
 	case "debezium-json source.properties":
 		fromField("source")
 	case "canal-json ingestion-timestamp":
-		m.fill = d.epochMeta("ts", 1e6)
+		m.fill = d.epochMeta(m, "ts", 1e6)
 	case "canal-json event-timestamp":
-		m.fill = d.epochMeta("es", 1e6)
+		m.fill = d.epochMeta(m, "es", 1e6)
 	case "debezium-json ingestion-timestamp":
-		m.fill = d.epochMeta("ts_ms", 1e6)
+		m.fill = d.epochMeta(m, "ts_ms", 1e6)
 	case "maxwell-json ingestion-timestamp":
-		m.fill = d.epochMeta("ts", 1e9)
+		m.fill = d.epochMeta(m, "ts", 1e9)
 	case "ogg-json ingestion-timestamp":
 		f := d.field("current_ts")
-		m.fill = func(c arrowconv.Column) error {
-			s := d.get(f)
-			if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
-				c.AppendNull()
-				return nil
-			}
-			ns, ok := parseOggCurrentTS(d.stringText(s))
+		unit := tsUnit(m.typ)
+		c := m.col.(*arrowconv.FixedCol[int64])
+		inner := func(v []byte, t jsonparser.ValueType) error {
+			text := d.stringText(slot{v, t})
+			ct, ok := parseOggCurrentTS(text)
 			if !ok {
 				c.AppendNull() // spec §6: an unparseable current_ts is NULL, not an error
 				return nil
 			}
-			c.(*arrowconv.FixedCol[int64]).Append(ns)
+			ts, ok := arrowconv.EpochValue(ct.days, ct.nsOfDay, unit)
+			if !ok {
+				return d.cx.fail(v, m.typ.String(), "current_ts is "+outsideRange(m.typ, unit))
+			}
+			c.Append(ts)
 			return nil
+		}
+		m.fill = func(arrowconv.Column) error {
+			s := d.get(f)
+			return d.cx.apply(inner, c, s.v, s.t)
 		}
 	case "ogg-json event-timestamp":
 		f := d.field("op_ts")
+		unit := tsUnit(m.typ)
 		m.fill = func(c arrowconv.Column) error {
 			s := d.get(f)
 			if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
 				c.AppendNull()
 				return nil
 			}
-			ns, ok := parseOggOpTS(d.stringText(s))
+			ct, ok := parseOggOpTS(d.stringText(s))
 			if !ok {
 				// Not a value error: Flink's converter throws in emitRow, which
 				// fails (or, with ignore-parse-errors, drops) the message.
 				return &msgError{off: d.cx.valueOff(s.v), err: errorf(ErrType, fmt.Sprintf("cannot parse op_ts %q", d.stringText(s)))}
 			}
-			c.(*arrowconv.FixedCol[int64]).Append(ns)
+			ts, ok := arrowconv.EpochValue(ct.days, ct.nsOfDay, unit)
+			if !ok {
+				return &msgError{off: d.cx.valueOff(s.v), err: errorf(ErrType, fmt.Sprintf("op_ts %q is %s", d.stringText(s), outsideRange(m.typ, unit)))}
+			}
+			c.(*arrowconv.FixedCol[int64]).Append(ts)
 			return nil
 		}
 	case "debezium-json source.timestamp":
 		d.srcField = d.envIdx["source"]
+		unit := tsUnit(m.typ)
 		m.fill = func(c arrowconv.Column) error {
 			v, t := d.sourceProp(3) // ts_ms
 			if t == jsonparser.NotExist || t == jsonparser.Null {
@@ -114,11 +132,11 @@ func (d *base) bindMeta(m *metaCol) error {
 			if !ok {
 				return &msgError{off: d.cx.valueOff(v), err: errorf(ErrType, fmt.Sprintf("cannot parse source.ts_ms %q as epoch milliseconds", text))}
 			}
-			ns, ok := mulCheck(ms, 1e6)
+			ts, ok := arrowconv.EpochScale(ms, 1e6, unit)
 			if !ok {
-				return &msgError{off: d.cx.valueOff(v), err: errorf(ErrType, "source.ts_ms out of range")}
+				return &msgError{off: d.cx.valueOff(v), err: errorf(ErrType, fmt.Sprintf("source.ts_ms %s (epoch milliseconds) is %s", text, outsideRange(m.typ, unit)))}
 			}
-			c.(*arrowconv.FixedCol[int64]).Append(ns)
+			c.(*arrowconv.FixedCol[int64]).Append(ts)
 			return nil
 		}
 	case "debezium-json source.database", "debezium-json source.schema", "debezium-json source.table":
@@ -136,41 +154,46 @@ func (d *base) bindMeta(m *metaCol) error {
 }
 
 // epochMeta reads a top-level field as BIGINT (Flink's lenient integer
-// rules) and stores it as a timestamp, unit nanoseconds per count.
-func (d *base) epochMeta(name string, unit int64) func(arrowconv.Column) error {
+// rules) counting units of unitNanos nanoseconds since the epoch, and
+// stores it in m's column. Under ignore-parse-errors a value that does not
+// convert is NULL and recorded, as any other value.
+func (d *base) epochMeta(m *metaCol, name string, unitNanos int64) func(arrowconv.Column) error {
 	f := d.field(name)
-	return func(c arrowconv.Column) error {
-		s := d.get(f)
-		if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
-			c.AppendNull()
-			return nil
-		}
-		n, ok := d.cx.integer(s.v, s.t, 64)
-		var ns int64
-		if ok {
-			ns, ok = mulCheck(n, unit)
-		}
+	unit := tsUnit(m.typ)
+	c := m.col.(*arrowconv.FixedCol[int64])
+	what := map[int64]string{1e6: "milliseconds", 1e9: "seconds"}[unitNanos]
+	inner := func(v []byte, t jsonparser.ValueType) error {
+		n, ok := d.cx.integer(v, t, 64)
 		if !ok {
-			if d.cx.lenient {
-				c.AppendNull()
-				return nil
-			}
-			return d.cx.fail(s.v, "BIGINT", "")
+			return d.cx.fail(v, "BIGINT", fmt.Sprintf("%s is read as epoch %s", name, what))
 		}
-		c.(*arrowconv.FixedCol[int64]).Append(ns)
+		ts, ok := arrowconv.EpochScale(n, unitNanos, unit)
+		if !ok {
+			return d.cx.fail(v, m.typ.String(), fmt.Sprintf("%s %d (epoch %s) is %s", name, n, what, outsideRange(m.typ, unit)))
+		}
+		c.Append(ts)
 		return nil
+	}
+	return func(arrowconv.Column) error {
+		s := d.get(f)
+		return d.cx.apply(inner, c, s.v, s.t)
 	}
 }
 
-func mulCheck(a, b int64) (int64, bool) {
-	if a == 0 {
-		return 0, true
+// tsUnit is the Arrow unit a timestamp column of type t is held in.
+func tsUnit(t arrowconv.Type) arrow.TimeUnit { return arrowconv.TimestampUnit(t.Precision) }
+
+// outsideRange says that a value does not fit a timestamp column.
+func outsideRange(t arrowconv.Type, unit arrow.TimeUnit) string {
+	return "outside the range " + t.String() + " can hold (" + arrowconv.TimestampRange(unit) + ")"
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
 	}
-	r := a * b
-	if r/b != a {
-		return 0, false
-	}
-	return r, true
+	return q
 }
 
 // stringText is the STRING conversion of a value: content, number text, or

@@ -2,8 +2,8 @@ package decode
 
 import (
 	"fmt"
-	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -115,14 +115,14 @@ func (o *oggEnc) head(dst []byte, r *encodedRow) []byte {
 	n := len(dst)
 	dst = e.metaField(dst, r, "table", keysTable...)
 	dst = e.appendPK(dst, r, "primary_keys")
-	if ns, ok := metaAny(r.metaNS, keysEvent); ok {
+	if us, ok := metaAny(r.metaUS, keysEvent); ok {
 		dst = append(dst, `,"op_ts":"`...)
-		dst = appendMicros(dst, ns, ' ')
+		dst = appendMicros(dst, us, ' ')
 		dst = append(dst, '"')
 	}
-	if ns, ok := metaAny(r.metaNS, keysIngest); ok {
+	if us, ok := metaAny(r.metaUS, keysIngest); ok {
 		dst = append(dst, `,"current_ts":"`...)
-		dst = appendMicros(dst, ns, 'T')
+		dst = appendMicros(dst, us, 'T')
 		dst = append(dst, '"')
 	}
 	if len(dst) > n {
@@ -134,13 +134,13 @@ func (o *oggEnc) head(dst []byte, r *encodedRow) []byte {
 
 // appendMicros writes yyyy-MM-dd<sep>HH:mm:ss.SSSSSS, the shape GoldenGate
 // uses and Flink's ogg metadata parsers read.
-func appendMicros(dst []byte, ns int64, sep byte) []byte {
-	t := time.Unix(0, ns).UTC()
+func appendMicros(dst []byte, us int64, sep byte) []byte {
+	t := arrowconv.EpochTime(us, arrow.Microsecond)
 	dst = appendDateTime(dst, t, sep)
 	dst = append(dst, '.')
-	us := t.Nanosecond() / 1000
+	frac := t.Nanosecond() / 1000
 	for d := 100000; d > 0; d /= 10 {
-		dst = append(dst, byte('0'+us/d%10))
+		dst = append(dst, byte('0'+frac/d%10))
 	}
 	return dst
 }

@@ -253,56 +253,46 @@ func parseTime(b []byte) (int32, bool) {
 	return int32(ns / 1e9 * 1000), true
 }
 
+// civil is an instant as a day number (1970-01-01 = 0) and the nanoseconds
+// of that day, wall time read as UTC: what the parsers produce, before
+// [arrowconv.EpochValue] puts it in the column's unit (which may not hold
+// it).
+type civil struct{ days, nsOfDay int64 }
+
 // parseTimestamp parses TIMESTAMP (ltz false) or TIMESTAMP_LTZ (ltz true)
-// text in the SQL or ISO-8601 standard, returning nanoseconds since the
-// epoch with the wall time read as UTC.
-func parseTimestamp(b []byte, iso, ltz bool) (int64, bool) {
+// text in the SQL or ISO-8601 standard.
+func parseTimestamp(b []byte, iso, ltz bool) (civil, bool) {
 	c := cursor{b: b}
 	strict := iso && !ltz // ISO_LOCAL_DATE_TIME is STRICT; Flink's own builders are SMART
 	y, m, d, ok := c.date(strict)
 	if !ok {
-		return 0, false
+		return civil{}, false
 	}
 	sep := byte(' ')
 	if iso {
 		sep = 'T'
 	}
 	if !c.lit(sep) {
-		return 0, false
+		return civil{}, false
 	}
 	ns, extra, ok := c.clock(iso, !strict)
 	if !ok {
-		return 0, false
+		return civil{}, false
 	}
 	if ltz && !c.lit('Z') {
-		return 0, false
+		return civil{}, false
 	}
 	if !c.done() {
-		return 0, false
+		return civil{}, false
 	}
-	return epochNanos(epochDays(y, m, d)+int64(extra), ns)
-}
-
-// epochNanos combines a day number and nanoseconds of the day, failing when
-// the instant is outside what int64 nanoseconds can hold (years 1677-2262).
-func epochNanos(days, nsOfDay int64) (int64, bool) {
-	const maxDays = math.MaxInt64 / nanosPerDay
-	if days > maxDays || days < -maxDays-1 {
-		return 0, false
-	}
-	hi := days * nanosPerDay
-	r := hi + nsOfDay
-	if (nsOfDay > 0 && r < hi) || (nsOfDay < 0 && r > hi) {
-		return 0, false
-	}
-	return r, true
+	return civil{epochDays(y, m, d) + int64(extra), ns}, true
 }
 
 // parseOggCurrentTS parses ogg's current_ts (spec §6): first the pattern
 // yyyy-MM-dd'T'HH:mm:ss.SSSSSS truncated to milliseconds, then a
 // java.sql.Timestamp-style "yyyy-[m]m-[d]d hh:mm:ss[.f]", then a bare date.
 // ok false means NULL (never an error).
-func parseOggCurrentTS(b []byte) (int64, bool) {
+func parseOggCurrentTS(b []byte) (civil, bool) {
 	c := cursor{b: b}
 	if y, m, d, ok := c.date(false); ok && c.lit('T') {
 		h, ok1 := c.digits(2, 2)
@@ -316,7 +306,7 @@ func parseOggCurrentTS(b []byte) (int64, bool) {
 					if ok4 && c.done() && h < 24 && mi < 60 && s < 60 {
 						ns := int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)*1000
 						ns -= ns % 1e6
-						return epochNanos(epochDays(y, m, d), ns)
+						return civil{epochDays(y, m, d), ns}, true
 					}
 				}
 			}
@@ -333,19 +323,19 @@ func parseOggCurrentTS(b []byte) (int64, bool) {
 	if sp >= 0 {
 		y, m, d, ok := sqlDate(t[:sp])
 		if !ok {
-			return 0, false
+			return civil{}, false
 		}
 		ns, ok := sqlClock(t[sp+1:])
 		if !ok {
-			return 0, false
+			return civil{}, false
 		}
-		return epochNanos(epochDays(y, m, d), ns)
+		return civil{epochDays(y, m, d), ns}, true
 	}
 	y, m, d, ok := sqlDate(t)
 	if !ok {
-		return 0, false
+		return civil{}, false
 	}
-	return epochNanos(epochDays(y, m, d), 0)
+	return civil{epochDays(y, m, d), 0}, true
 }
 
 // sqlDate is java.sql.Date.valueOf: yyyy-[m]m-[d]d.
@@ -401,40 +391,40 @@ func sqlClock(b []byte) (int64, bool) {
 
 // parseOggOpTS parses ogg's op_ts: yyyy-M-d with an optional " H:m:s[.f]",
 // one or two digits per field, truncated to milliseconds.
-func parseOggOpTS(b []byte) (int64, bool) {
+func parseOggOpTS(b []byte) (civil, bool) {
 	c := cursor{b: b}
 	y, ok := c.digits(4, 4)
 	if !ok || !c.lit('-') {
-		return 0, false
+		return civil{}, false
 	}
 	m, ok := c.digits(1, 2)
 	if !ok || !c.lit('-') {
-		return 0, false
+		return civil{}, false
 	}
 	d, ok := c.digits(1, 2)
 	if !ok || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
-		return 0, false
+		return civil{}, false
 	}
 	var ns int64
 	if c.lit(' ') {
 		h, ok1 := c.digits(1, 2)
 		if !ok1 || !c.lit(':') {
-			return 0, false
+			return civil{}, false
 		}
 		mi, ok2 := c.digits(1, 2)
 		if !ok2 || !c.lit(':') {
-			return 0, false
+			return civil{}, false
 		}
 		s, ok3 := c.digits(1, 2)
 		if !ok3 || h > 23 || mi > 59 || s > 59 {
-			return 0, false
+			return civil{}, false
 		}
 		frac, _ := c.fraction()
 		ns = int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)
 		ns -= ns % 1e6
 	}
 	if !c.done() {
-		return 0, false
+		return civil{}, false
 	}
-	return epochNanos(epochDays(y, m, d), ns)
+	return civil{epochDays(y, m, d), ns}, true
 }

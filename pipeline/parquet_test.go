@@ -102,20 +102,15 @@ func TestParquetMatchesPrint(t *testing.T) {
 	}
 }
 
-// narrowTimestamps truncates top-level TIMESTAMP(p) values in place to
-// precision p (floor), as a Parquet column of that precision stores them.
+// narrowTimestamps truncates top-level TIMESTAMP(p) values in place to the
+// unit of a Parquet column of precision p (floor): milliseconds up to 3;
+// the Arrow unit (µs up to 6, ns above) already is the Parquet one above.
 func narrowTimestamps(s *arrowconv.Schema, rec arrow.RecordBatch) {
 	for i, c := range s.Columns {
-		if c.Type.Kind != arrowconv.Timestamp && c.Type.Kind != arrowconv.TimestampLTZ {
+		if (c.Type.Kind != arrowconv.Timestamp && c.Type.Kind != arrowconv.TimestampLTZ) || c.Type.Precision > 3 {
 			continue
 		}
-		unit := int64(1)
-		switch {
-		case c.Type.Precision <= 3:
-			unit = 1e6
-		case c.Type.Precision <= 6:
-			unit = 1e3
-		}
+		const unit = 1000 // µs per ms
 		vals := rec.Column(i + 1).(*array.Timestamp).TimestampValues()
 		for k, v := range vals {
 			r := int64(v) % unit

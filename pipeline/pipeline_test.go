@@ -156,7 +156,7 @@ func TestFileMetadataAndHugeMessage(t *testing.T) {
 			str := rec.Column(2).(*array.String)
 			got = append(got, fmt.Sprintf("%d %d %s %s %d %s", rec.Column(1).(*array.Int32).Value(i), len(str.Value(i)),
 				rec.Column(3).(*array.String).Value(i), rec.Column(4).(*array.String).Value(i), rec.Column(5).(*array.Int64).Value(i),
-				rec.Column(6).(*array.Timestamp).Value(i).ToTime(arrow.Nanosecond).UTC().Format(time.RFC3339Nano)))
+				rec.Column(6).(*array.Timestamp).Value(i).ToTime(arrow.Microsecond).UTC().Format(time.RFC3339Nano)))
 		}
 		return nil
 	}}

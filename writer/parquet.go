@@ -548,11 +548,11 @@ func putterFor(t arrowconv.Type) func(*leaf, arrow.Array, int) {
 	case arrowconv.Time:
 		return func(l *leaf, a arrow.Array, i int) { l.putInt32(int32(a.(*array.Time32).Value(i))) }
 	case arrowconv.Timestamp, arrowconv.TimestampLTZ:
+		// Arrow holds microseconds up to precision 6 and nanoseconds above
+		// (arrowconv.TimestampUnit); Parquet gets the declared precision's
+		// unit: MILLIS up to 3, MICROS up to 6, NANOS above.
 		div := int64(1)
-		switch {
-		case t.Precision <= 3:
-			div = 1e6
-		case t.Precision <= 6:
+		if t.Precision <= 3 {
 			div = 1e3
 		}
 		return func(l *leaf, a arrow.Array, i int) {

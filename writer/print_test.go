@@ -16,7 +16,7 @@ import (
 func TestPrintRendering(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	s, err := arrowconv.ParseColumns("d DECIMAL(10, 8), bin BYTES, dt DATE, tm TIME, ts TIMESTAMP(9), ltz TIMESTAMP_LTZ(3), f FLOAT, m MAP<STRING, ARRAY<INT>>, r ROW<a STRING>")
+	s, err := arrowconv.ParseColumns("d DECIMAL(10, 8), bin BYTES, dt DATE, tm TIME, ts TIMESTAMP(9), ltz TIMESTAMP_LTZ(9), f FLOAT, m MAP<STRING, ARRAY<INT>>, r ROW<a STRING>")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,18 +82,9 @@ func newRender(dt arrow.DataType) render {
 		}
 	case *arrow.TimestampType:
 		instant := t.TimeZone != ""
-		mul := int64(1)
-		switch t.Unit {
-		case arrow.Second:
-			mul = 1e9
-		case arrow.Millisecond:
-			mul = 1e6
-		case arrow.Microsecond:
-			mul = 1e3
-		}
+		unit := t.Unit
 		r = func(dst []byte, a arrow.Array, i int) []byte {
-			ns := int64(a.(*array.Timestamp).Value(i)) * mul
-			tm := time.Unix(0, ns).UTC()
+			tm := arrowconv.EpochTime(int64(a.(*array.Timestamp).Value(i)), unit)
 			dst = appendDate(dst, tm)
 			dst = append(dst, 'T')
 			nod := int64(tm.Hour())*3600e9 + int64(tm.Minute())*60e9 + int64(tm.Second())*1e9 + int64(tm.Nanosecond())
