@@ -95,8 +95,21 @@ type Config struct {
 	Progress *Progress
 	// Mem allocates Arrow memory (default memory.DefaultAllocator).
 	Mem memory.Allocator
-	// Version is recorded in output files.
-	Version string
+	// Version is recorded in output files; Build, when known, is the
+	// commit it was built from.
+	Version, Build string
+}
+
+// createdBy is the Parquet footer's created_by, in the spec's form.
+func (c *Config) createdBy() string {
+	v := "cdcetl version " + c.Version
+	if c.Version == "" {
+		v = "cdcetl"
+	}
+	if c.Build != "" {
+		v += " (build " + c.Build + ")"
+	}
+	return v
 }
 
 // Stats counts what a run did. Lines = Messages + Blank + DDL + Filtered +
@@ -387,6 +400,7 @@ func newFileWriter(cfg *Config, f reader.File) (writer.Writer, string, error) {
 			"cdcetl.format":  cfg.Format.Name,
 			"cdcetl.version": cfg.Version,
 		}
+		opts.CreatedBy = cfg.createdBy()
 		rel += ".parquet"
 		w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), cfg.Schema, opts)
 		return w, rel, err

@@ -38,6 +38,9 @@ type ParquetOptions struct {
 	Concurrency int
 	// Metadata is written as key/value metadata in the footer.
 	Metadata map[string]string
+	// CreatedBy is the footer's created_by, in the form the Parquet spec
+	// gives ("cdcetl version 0.2.0 (build 1a2b3c)"); default "cdcetl".
+	CreatedBy string
 	// PlainStrings writes top-level string columns PLAIN. By default they
 	// are RLE_DICTIONARY-encoded (PLAIN from the point a chunk's dictionary
 	// passes 1 MiB), as most Parquet writers do: about a quarter smaller
@@ -59,7 +62,8 @@ func Codec(name string) (compress.Codec, error) {
 	case "zstd":
 		return &zstd.Codec{}, nil
 	case "gzip":
-		return &gzip.Codec{}, nil
+		// Level 0 is gzip's "no compression": the level must be set.
+		return &gzip.Codec{Level: gzip.DefaultCompression}, nil
 	case "none", "uncompressed":
 		return &uncompressed.Codec{}, nil
 	}
@@ -94,6 +98,7 @@ type Parquet struct {
 	colIdx    [][]*format.ColumnIndex // per row group, per leaf (nil: none)
 	offIdx    [][]format.OffsetIndex
 	numRows   int64
+	createdBy string
 }
 
 // emitFunc appends the values of element i of arr (and its children) to
@@ -112,7 +117,10 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = 128 << 10
 	}
-	p := &Parquet{rgRows: opts.RowGroupRows, codec: codec}
+	p := &Parquet{rgRows: opts.RowGroupRows, codec: codec, createdBy: opts.CreatedBy}
+	if p.createdBy == "" {
+		p.createdBy = "cdcetl"
+	}
 	root := &orderedGroup{}
 	root.add(arrowconv.RowKindColumn, parquet.String())
 	for _, c := range s.Columns {
@@ -227,8 +235,10 @@ func (p *Parquet) schemaOf(root parquet.Node) {
 		if n.Leaf() {
 			phys := *t.PhysicalType()
 			el.Type.Set(phys)
-			if k := t.Length(); k > 0 {
-				el.TypeLength.Set(int32(k))
+			if phys == format.FixedLenByteArray {
+				// Only FIXED_LEN_BYTE_ARRAY has a type length (parquet-go's
+				// Length is the bit width for the other types).
+				el.TypeLength.Set(int32(t.Length()))
 			}
 			l := &leaf{path: path, phys: phys, maxRep: rep, maxDef: def}
 			_, isDecimal := el.LogicalType.Value.(*format.DecimalType)
@@ -725,7 +735,7 @@ func (p *Parquet) finish() error {
 		NumRows:          p.numRows,
 		RowGroups:        p.rowGroups,
 		KeyValueMetadata: p.kv,
-		CreatedBy:        "cdcetl",
+		CreatedBy:        p.createdBy,
 		ColumnOrders:     p.orders,
 	}
 	_, n, err := p.writeThrift(&md, "footer")

@@ -17,6 +17,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -455,4 +457,132 @@ func openParquet(t *testing.T, path string) *parquet.File {
 		t.Fatal(err)
 	}
 	return pf
+}
+
+// TestCodecsCompress: every codec makes a compressible file smaller than
+// no compression does (gzip once wrote level 0, "store", and grew it).
+func TestCodecsCompress(t *testing.T) {
+	s, err := arrowconv.ParseColumns("id BIGINT, name STRING, note STRING")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int64{}
+	for _, codec := range []string{"none", "snappy", "zstd", "gzip"} {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		bld := arrowconv.NewBuilder(mem, s)
+		for i := range 20000 {
+			bld.AppendKind(arrowconv.Insert)
+			bld.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(i * 7919 % 100003))
+			bld.Column(1).(*arrowconv.BytesCol).AppendString(fmt.Sprintf("name-%d", i))
+			bld.Column(2).(*arrowconv.BytesCol).AppendString(strings.Repeat("the same words again and again ", 1+i%3))
+		}
+		rec := bld.Flush()
+		path := filepath.Join(t.TempDir(), codec+".parquet")
+		w, err := NewParquet(path, s, ParquetOptions{Compression: codec, PlainStrings: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		bld.Release()
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		mem.AssertSize(t, 0)
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[codec] = st.Size()
+	}
+	for _, codec := range []string{"snappy", "zstd", "gzip"} {
+		if sizes[codec] >= sizes["none"]*3/4 {
+			t.Errorf("%s: %d bytes, none: %d; want clearly smaller", codec, sizes[codec], sizes["none"])
+		}
+	}
+}
+
+// TestFooterForJavaReaders reads the footer with arrow-go's metadata
+// reader: a string chunk whose minimum is "" still has both bounds
+// (parquet-java prunes only with both), created_by parses as the spec's
+// "<app> version <v> (build <hash>)", only FIXED_LEN_BYTE_ARRAY leaves
+// carry a type length, and every chunk has encoding_stats.
+func TestFooterForJavaReaders(t *testing.T) {
+	s, err := arrowconv.ParseColumns("id INT, s STRING, d DECIMAL(30, 2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, plain := range []bool{false, true} {
+		bld := arrowconv.NewBuilder(mem, s)
+		for i, v := range []string{"", "b", "a"} {
+			bld.AppendKind(arrowconv.Insert)
+			bld.Column(0).(*arrowconv.FixedCol[int32]).Append(int32(i))
+			bld.Column(1).(*arrowconv.BytesCol).AppendString(v)
+			bld.Column(2).(*arrowconv.FixedCol[decimal128.Num]).Append(decimal128.FromI64(int64(i)))
+		}
+		rec := bld.Flush()
+		path := filepath.Join(t.TempDir(), "f.parquet")
+		w, err := NewParquet(path, s, ParquetOptions{PlainStrings: plain, CreatedBy: "cdcetl version 0.2.0 (build 1a2b3c4d5e6f)"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		bld.Release()
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := rdr.MetaData()
+		if v := md.WriterVersion(); v.App != "cdcetl" || v.Build != "1a2b3c4d5e6f" || v.Version.Major != 0 || v.Version.Minor != 2 {
+			t.Errorf("created_by %q parsed as %+v", md.GetCreatedBy(), v)
+		}
+		rg := md.RowGroup(0)
+		for c := 0; c < rg.NumColumns(); c++ {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cc.EncodingStats()) == 0 {
+				t.Errorf("plain=%v: column %s has no encoding_stats", plain, cc.PathInSchema())
+			}
+		}
+		cc, _ := rg.ColumnChunk(2) // s
+		st, err := cc.Statistics()
+		if err != nil || st == nil || !st.HasMinMax() {
+			t.Fatalf("plain=%v: string column statistics %v, %v: want min and max", plain, st, err)
+		}
+		bs := st.(*metadata.ByteArrayStatistics)
+		if string(bs.Min()) != "" || string(bs.Max()) != "b" {
+			t.Errorf("plain=%v: bounds %q..%q, want \"\"..\"b\"", plain, bs.Min(), bs.Max())
+		}
+		rdr.Close()
+
+		f, _ := os.Open(path)
+		info, _ := f.Stat()
+		pf, err := parquet.OpenFile(f, info.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The raw footer: arrow-go tolerates a missing min_value, parquet-java
+		// does not, so both must be there.
+		if raw := pf.Metadata().RowGroups[0].Columns[2].MetaData.Statistics; raw.MinValue == nil || raw.MaxValue == nil {
+			t.Errorf("plain=%v: string chunk min_value %v, max_value %q: want both set", plain, raw.MinValue, raw.MaxValue)
+		}
+		for _, el := range pf.Metadata().Schema {
+			if el.TypeLength.Valid && (!el.Type.Valid || el.Type.V != format.FixedLenByteArray) {
+				t.Errorf("%s: type_length %d on a %v column", el.Name, el.TypeLength.V, el.Type.V)
+			}
+		}
+		f.Close()
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go/compress"
@@ -87,6 +88,7 @@ type leaf struct {
 	pageLocs     []format.PageLocation // offsets relative to the chunk
 	colIndex     format.ColumnIndex
 	encodings    []format.Encoding
+	encStats     []format.PageEncodingStats // pages by type and encoding, for the footer
 	noColIndex   bool
 
 	scratch  []byte
@@ -336,7 +338,9 @@ func (b *bounds) encode(phys format.Type) (lo, hi []byte) {
 		}
 		return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f0)), binary.LittleEndian.AppendUint64(nil, math.Float64bits(f1))
 	}
-	return bytes.Clone(b.b0), bytes.Clone(b.b1)
+	// Never nil: an empty string is a real bound, and a nil one would be
+	// left out of the footer (parquet-java then ignores both).
+	return append([]byte{}, b.b0...), append([]byte{}, b.b1...)
 }
 
 // truncateBounds shortens byte-array page-index bounds to n bytes: the
@@ -462,6 +466,7 @@ func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values [
 		FirstRowIndex:      l.chunkRows,
 	})
 	l.addEncoding(enc)
+	l.countPage(format.DataPageV2, enc)
 
 	ci := &l.colIndex
 	if nNulls < nValues && !pb.has {
@@ -515,6 +520,18 @@ func (l *leaf) appendPage(h *format.PageHeader, body ...[]byte) (int, error) {
 	}
 	l.uncompressed += int64(len(header)) + int64(h.UncompressedPageSize)
 	return len(header), nil
+}
+
+// countPage counts a page for the chunk's encoding_stats (parquet-java
+// reads them to know whether every data page is dictionary-encoded).
+func (l *leaf) countPage(t format.PageType, e format.Encoding) {
+	for i := range l.encStats {
+		if s := &l.encStats[i]; s.PageType == t && s.Encoding == e {
+			s.Count++
+			return
+		}
+	}
+	l.encStats = append(l.encStats, format.PageEncodingStats{PageType: t, Encoding: e, Count: 1})
 }
 
 func (l *leaf) addEncoding(e format.Encoding) {
@@ -668,6 +685,7 @@ func (l *leaf) writeDictPage(codec compress.Codec, vals []string) error {
 	l.firstPage = len(l.chunk)
 	l.hasDictPage = true
 	l.addEncoding(format.Plain)
+	l.countPage(format.DictionaryPage, format.Plain)
 	return nil
 }
 
@@ -683,6 +701,7 @@ func (l *leaf) columnChunk(codec compress.Codec, off int64) (format.ColumnChunk,
 		TotalUncompressedSize: l.uncompressed,
 		TotalCompressedSize:   int64(len(l.chunk)),
 		DataPageOffset:        off + int64(l.firstPage),
+		EncodingStats:         slices.Clone(l.encStats),
 	}
 	if l.hasDictPage {
 		md.DictionaryPageOffset = off
@@ -714,5 +733,6 @@ func (l *leaf) columnChunk(codec compress.Codec, off int64) (format.ColumnChunk,
 	l.pageLocs = nil
 	l.colIndex = format.ColumnIndex{}
 	l.encodings = l.encodings[:0]
+	l.encStats = l.encStats[:0]
 	return cc, ci, oi
 }

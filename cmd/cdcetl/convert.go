@@ -414,7 +414,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	cfg = pipeline.Config{
 		Format: f, Schema: schema, Options: opts, To: to, OutDir: o.out,
-		Workers: o.workers, BatchRows: o.batchRows, MaxLine: o.maxLine, Version: version,
+		Workers: o.workers, BatchRows: o.batchRows, MaxLine: o.maxLine, Version: version, Build: buildCommit(),
 	}
 	cfg.Parquet.Compression = o.compression
 	cfg.Target, cfg.TargetOptions, cfg.JSONCompression = target, targetOpts, jsonCompression

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -18,7 +19,27 @@ import (
 )
 
 // version is the tool version recorded in outputs.
-const version = "0.1.0"
+const version = "0.2.0"
+
+// commit is the revision the binary was built from: set with
+// -ldflags "-X main.commit=...", else read from the build's VCS stamp.
+var commit = ""
+
+// buildCommit returns commit, or the VCS revision Go stamped into the
+// binary (absent with -buildvcs=false or outside a checkout).
+func buildCommit() string {
+	if commit != "" {
+		return commit
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return s.Value[:12]
+			}
+		}
+	}
+	return ""
+}
 
 // Exit codes, decided only here.
 const (
@@ -83,7 +104,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, mainHelp)
 		return exitOK
 	case "version", "--version":
-		fmt.Fprintln(stdout, "cdcetl", version)
+		if c := buildCommit(); c != "" {
+			fmt.Fprintf(stdout, "cdcetl %s (build %s)\n", version, c)
+		} else {
+			fmt.Fprintln(stdout, "cdcetl", version)
+		}
 		return exitOK
 	default:
 		err = usagef("unknown command %q (try 'cdcetl help')", args[0])
