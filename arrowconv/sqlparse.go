@@ -10,7 +10,7 @@ import (
 
 // ErrSchema is returned (wrapped in a *SchemaError) for a column list or
 // CREATE TABLE statement that cannot be used.
-var ErrSchema = errors.New("arrowconv: invalid schema")
+var ErrSchema = errors.New("invalid schema")
 
 // SchemaError reports where a schema text went wrong.
 type SchemaError struct {

@@ -91,3 +91,24 @@ CREATE TABLE IF NOT EXISTS cat.db.products (
 		t.Error("missing = accepted")
 	}
 }
+
+// TestColumnListRoundTrip: ColumnList reads back to the same schema.
+func TestColumnListRoundTrip(t *testing.T) {
+	for _, text := range []string{
+		"id BIGINT, name STRING",
+		"`a b` DECIMAL(10, 2) NOT NULL, `t` STRING METADATA FROM 'table' VIRTUAL, m MAP<STRING, ARRAY<TIMESTAMP_LTZ(3)>>, r ROW<`x` INT, `y``z` TIME(0)>, PRIMARY KEY (`a b`) NOT ENFORCED",
+		"ts TIMESTAMP(9), l TIMESTAMP(3) WITH LOCAL TIME ZONE, c CHAR(3), b VARBINARY(7), ms MULTISET<STRING>",
+	} {
+		s, err := ParseColumns(text)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		back, err := ParseColumns(s.ColumnList())
+		if err != nil {
+			t.Fatalf("%s: ColumnList %q does not parse: %v", text, s.ColumnList(), err)
+		}
+		if back.ColumnList() != s.ColumnList() || len(back.Columns) != len(s.Columns) {
+			t.Errorf("%s: round trip gave %q, want %q", text, back.ColumnList(), s.ColumnList())
+		}
+	}
+}

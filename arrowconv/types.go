@@ -287,3 +287,37 @@ func (s *Schema) ArrowSchema() *arrow.Schema {
 // RowKindType is the Arrow type of the _rowkind column: dictionary-encoded
 // strings whose int8 index is the RowKind value.
 var RowKindType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+
+// ColumnList renders the schema as a Flink SQL column list that
+// [ParseColumns] reads back to the same schema: columns with their types
+// (and METADATA FROM clauses), then the PRIMARY KEY.
+func (s *Schema) ColumnList() string {
+	var b strings.Builder
+	for i, c := range s.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteIdent(c.Name))
+		b.WriteByte(' ')
+		c.Type.write(&b)
+		if c.MetadataKey != "" {
+			b.WriteString(" METADATA FROM '")
+			b.WriteString(strings.ReplaceAll(c.MetadataKey, "'", "''"))
+			b.WriteString("'")
+			if c.Virtual {
+				b.WriteString(" VIRTUAL")
+			}
+		}
+	}
+	if len(s.PrimaryKey) > 0 {
+		b.WriteString(", PRIMARY KEY (")
+		for i, k := range s.PrimaryKey {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(quoteIdent(k))
+		}
+		b.WriteString(") NOT ENFORCED")
+	}
+	return b.String()
+}

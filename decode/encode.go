@@ -110,7 +110,7 @@ func NewEncoder(f *Format, s *arrowconv.Schema, o Options, eo EncodeOptions) (*E
 	case "json":
 		e.env = &plainEnc{e}
 	default:
-		return nil, fmt.Errorf("decode: no encoder for %s", f.Name)
+		return nil, fmt.Errorf("no encoder for %s", f.Name)
 	}
 	return e, nil
 }
@@ -123,7 +123,7 @@ func (e *Encoder) AppendBatch(dst []byte, rec arrow.RecordBatch) ([]byte, error)
 	for i, k8 := range kinds {
 		k := arrowconv.RowKind(k8)
 		if err := e.encodeRow(&e.cur, cols, i); err != nil {
-			return dst, fmt.Errorf("decode: Could not serialize row: %w", err)
+			return dst, fmt.Errorf("Could not serialize row: %w", err)
 		}
 		if e.hasPending {
 			e.hasPending = false

@@ -9,20 +9,20 @@ import (
 var (
 	// ErrMalformed is returned for a message that is not valid JSON, or whose
 	// root is not an object.
-	ErrMalformed = errors.New("decode: malformed JSON")
+	ErrMalformed = errors.New("malformed JSON")
 	// ErrUnknownOp is returned for an operation (canal "type", maxwell
 	// "type", ogg "op_type", debezium "op") the format does not know,
 	// including DDL and bootstrap records that Flink does not skip.
-	ErrUnknownOp = errors.New("decode: unknown operation")
+	ErrUnknownOp = errors.New("unknown operation")
 	// ErrMissingField is returned when a field the operation needs is
 	// missing or null: "data", "old", "before", "after", the operation itself,
 	// or a field a filter needs.
-	ErrMissingField = errors.New("decode: missing field")
+	ErrMissingField = errors.New("missing field")
 	// ErrType is returned when a value cannot be converted to its column's
 	// type and ignore-parse-errors is off.
-	ErrType = errors.New("decode: cannot convert value")
+	ErrType = errors.New("cannot convert value")
 	// ErrOption is returned by option validation, before any input is read.
-	ErrOption = errors.New("decode: invalid option")
+	ErrOption = errors.New("invalid option")
 )
 
 // Error is a message that could not be decoded. Its position is the one the

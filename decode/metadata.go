@@ -148,7 +148,7 @@ func (d *base) bindMeta(m *metaCol) error {
 			return conv(v, t)
 		}
 	default:
-		return fmt.Errorf("decode: metadata key %q of %s has no reader", m.key, d.format.Name)
+		return fmt.Errorf("metadata key %q of %s has no reader", m.key, d.format.Name)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -175,4 +176,30 @@ func compileJavaRegex(key, p string) (*regexp.Regexp, error) {
 		return nil, fmt.Errorf("%w: %s: pattern %q is not supported (Go's RE2 syntax lacks look-around and back-references): %v", ErrOption, key, p, err)
 	}
 	return re, nil
+}
+
+// Settings lists the resolved options by key (without the format prefix),
+// every key at its value or default: what a conversion was made with.
+func (o Options) Settings() map[string]string {
+	ts := "SQL"
+	if o.TimestampISO {
+		ts = "ISO-8601"
+	}
+	mode := o.MapNullKeyMode
+	if mode == "" {
+		mode = "FAIL"
+	}
+	b := strconv.FormatBool
+	return map[string]string{
+		optIgnoreParseErrors: b(o.IgnoreParseErrors),
+		optTimestampFormat:   ts,
+		optMapNullKeyMode:    mode,
+		optMapNullKeyLiteral: o.MapNullKeyLiteral,
+		optDecimalPlain:      b(o.DecimalPlain),
+		optIgnoreNullFields:  b(o.IgnoreNullFields),
+		optDatabaseInclude:   o.DatabaseInclude,
+		optTableInclude:      o.TableInclude,
+		optSchemaInclude:     b(o.SchemaInclude),
+		optFailOnMissing:     b(o.FailOnMissingField),
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,57 +23,146 @@ import (
 // leading '_' keeps it out of what Flink, Spark and cdcetl read from there.
 const JournalName = "_cdcetl_journal.jsonl"
 
+// Statuses of a journal entry.
+const (
+	StatusOK     = "ok"
+	StatusFailed = "failed"
+)
+
+// Dispositions: what --on-success did (or is about to do) with an input.
+const (
+	DisposedMoved   = "moved"
+	DisposedDeleted = "deleted"
+)
+
 // Entry is what the journal records about one converted (or failed) input.
+//
+// An input is one version of the file at Path: Gen counts the distinct
+// inputs seen there, because with --on-success move or delete a new file
+// can land under a name that was converted before. Each generation has
+// outputs of its own, so a new file never replaces an earlier one's.
 type Entry struct {
-	Path    string    `json:"path"` // absolute input path
-	Size    int64     `json:"size"`
-	ModTime int64     `json:"mtime_ns"`
-	Hash    string    `json:"xxh3_128,omitempty"` // of the stored bytes
-	Outputs []string  `json:"outputs,omitempty"`  // relative to the output directory
-	Status  string    `json:"status"`             // "ok" or "failed"
-	Error   string    `json:"error,omitempty"`
-	Stats   Stats     `json:"stats"`
-	Time    time.Time `json:"time"`
+	Path    string `json:"path"` // absolute input path
+	Gen     int    `json:"gen,omitempty"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime_ns"`
+	Hash    string `json:"xxh3_128,omitempty"` // of the stored bytes
+	// Outputs are relative to the output directory (dead letters outside it
+	// are absolute).
+	Outputs []string `json:"outputs,omitempty"`
+	Status  string   `json:"status"` // "ok" or "failed"
+	Error   string   `json:"error,omitempty"`
+	// Fingerprint identifies the conversion the outputs were made with
+	// (see [Conversion]); empty in journals older than fingerprints.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Disposed is "moved" or "deleted" once --on-success (or --failed) is
+	// decided for the input; it is recorded before the file is touched, so
+	// after a crash the file at Path may still be this input. MovedTo is
+	// where it went.
+	Disposed string    `json:"disposed,omitempty"`
+	MovedTo  string    `json:"moved_to,omitempty"`
+	Stats    Stats     `json:"stats"`
+	Time     time.Time `json:"time"`
+}
+
+// key identifies one input: a path and its generation.
+func (e Entry) key() inputKey { return inputKey{e.Path, e.Gen} }
+
+type inputKey struct {
+	path string
+	gen  int
+}
+
+// Conversion is what outputs are made with: the settings that decide their
+// columns, values and encoding, and a fingerprint of them. A journal holds
+// the conversion of the last run that wrote there; a run with another one
+// stops before reading (ErrConversionChanged) unless forced.
+type Conversion struct {
+	Fingerprint string            `json:"fingerprint"`
+	Settings    map[string]string `json:"settings"`
+	Time        time.Time         `json:"time"`
+}
+
+// NewConversion fingerprints settings.
+func NewConversion(settings map[string]string) Conversion {
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	h := xxh3.New128()
+	for _, k := range keys {
+		// Length-prefixed, so no two settings maps hash alike by accident.
+		fmt.Fprintf(h, "%d:%s=%d:%s;", len(k), k, len(settings[k]), settings[k])
+	}
+	sum := h.Sum(nil)
+	return Conversion{Fingerprint: hex.EncodeToString(sum[:8]), Settings: settings}
+}
+
+// ErrConversionChanged is returned, before any input is read, when the
+// output directory's journal was written by a conversion with other
+// settings: convert again with Force, or use another output directory.
+var ErrConversionChanged = errors.New("the output directory holds outputs of another conversion")
+
+// journalLine is one line of the journal file: an entry, or a conversion
+// record.
+type journalLine struct {
+	Conversion *Conversion `json:"conversion,omitempty"`
+	Entry
 }
 
 // Journal is an append-only record of converted inputs in the output
 // directory. Each entry is written and synced after the input's outputs are
 // in place, so after a crash an input is either journaled with all its
 // outputs, or converted again (its outputs are replaced atomically). The
-// last entry for a path wins; a torn last line from a crash is ignored.
+// last entry for an input wins; a torn last line from a crash is ignored.
 type Journal struct {
 	mu      sync.Mutex
 	f       *os.File
-	entries map[string]Entry
+	entries map[inputKey]Entry
+	latest  map[string]int      // path → its highest generation
+	owners  map[string]inputKey // output stem → the input whose entry lists it
+	conv    *Conversion
 }
 
 // OpenJournal reads (or starts) the journal of dir.
 func OpenJournal(dir string) (*Journal, error) {
 	path := filepath.Join(dir, JournalName)
-	j := &Journal{entries: map[string]Entry{}}
+	j := &Journal{entries: map[inputKey]Entry{}, latest: map[string]int{}, owners: map[string]inputKey{}}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("pipeline: journal: %w", err)
+		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	lines, torn := 0, false
+	lines, torn, convs := 0, false, 0
 	for _, line := range bytes.Split(data, []byte("\n")) {
-		var e Entry
 		if len(line) == 0 {
 			continue
 		}
 		lines++
-		if json.Unmarshal(line, &e) != nil {
+		var l journalLine
+		if json.Unmarshal(line, &l) != nil {
 			torn = true // a line torn by a crash
 			continue
 		}
-		j.entries[e.Path] = e
+		if l.Conversion != nil {
+			j.conv = l.Conversion
+			convs++
+			continue
+		}
+		if l.Path != "" {
+			j.put(l.Entry)
+		}
 	}
 	// Rewrite it compacted (one entry per input), atomically, when a torn
 	// line must go or superseded entries dominate; otherwise just append.
 	// (A watcher opens the journal for every file: no rewrite each time.)
-	if torn || lines > 2*len(j.entries)+64 || (len(data) > 0 && data[len(data)-1] != '\n') {
+	if torn || lines > 2*(len(j.entries)+1)+64 || (len(data) > 0 && data[len(data)-1] != '\n') {
 		var buf bytes.Buffer
-		for _, e := range j.entries {
+		if j.conv != nil {
+			b, _ := json.Marshal(journalLine{Conversion: j.conv})
+			buf.Write(append(b, '\n'))
+		}
+		for _, e := range j.sorted() {
 			b, _ := json.Marshal(e)
 			buf.Write(append(b, '\n'))
 		}
@@ -80,68 +171,218 @@ func OpenJournal(dir string) (*Journal, error) {
 			return nil, err
 		}
 		if err := os.Rename(tmp, path); err != nil {
-			return nil, fmt.Errorf("pipeline: journal: %w", err)
+			return nil, fmt.Errorf("journal %s: %w", path, err)
 		}
 	}
 	if j.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
-		return nil, fmt.Errorf("pipeline: journal: %w", err)
+		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	return j, nil
+}
+
+// put takes an entry into the maps (j.mu held, or not yet shared).
+func (j *Journal) put(e Entry) {
+	k := e.key()
+	if old, ok := j.entries[k]; ok {
+		if s := stemOf(old.Outputs); j.owners[s] == k {
+			delete(j.owners, s)
+		}
+	}
+	j.entries[k] = e
+	if g, ok := j.latest[e.Path]; !ok || e.Gen >= g {
+		j.latest[e.Path] = e.Gen
+	}
+	if s := stemOf(e.Outputs); e.Status == StatusOK && s != "" {
+		j.owners[s] = k
+	}
+}
+
+// sorted returns the entries in path and generation order.
+func (j *Journal) sorted() []Entry {
+	out := make([]Entry, 0, len(j.entries))
+	for _, e := range j.entries {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b Entry) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return a.Gen - b.Gen
+	})
+	return out
 }
 
 func writeSynced(path string, data []byte) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("pipeline: journal: %w", err)
+		return fmt.Errorf("journal: %w", err)
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return fmt.Errorf("pipeline: journal: %w", err)
+		return fmt.Errorf("journal %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("pipeline: journal: %w", err)
+		return fmt.Errorf("journal %s: %w", path, err)
 	}
 	return f.Close()
 }
 
-// Lookup returns the entry of an input path.
+// Lookup returns the latest entry of an input path (its highest
+// generation).
 func (j *Journal) Lookup(path string) (Entry, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	e, ok := j.entries[path]
+	g, ok := j.latest[path]
+	if !ok {
+		return Entry{}, false
+	}
+	return j.entries[inputKey{path, g}], true
+}
+
+// entry returns the entry of input k.
+func (j *Journal) entry(k inputKey) (Entry, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e, ok := j.entries[k]
 	return e, ok
+}
+
+// Entries returns every entry, in path and generation order.
+func (j *Journal) Entries() []Entry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.sorted()
+}
+
+// owner returns the input whose outputs have the given stem, if any.
+func (j *Journal) owner(stem string) (inputKey, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	k, ok := j.owners[stem]
+	return k, ok
 }
 
 // Record appends an entry and syncs it to disk.
 func (j *Journal) Record(e Entry) error {
-	b, err := json.Marshal(e)
+	return j.append(journalLine{Entry: e})
+}
+
+func (j *Journal) append(l journalLine) error {
+	b, err := json.Marshal(l)
 	if err != nil {
 		return err
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if _, err := j.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("pipeline: journal: %w", err)
+		return fmt.Errorf("journal %s: %w", j.f.Name(), err)
 	}
 	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("pipeline: journal: %w", err)
+		return fmt.Errorf("journal %s: %w", j.f.Name(), err)
 	}
-	j.entries[e.Path] = e
+	if l.Conversion != nil {
+		j.conv = l.Conversion
+	} else {
+		j.put(l.Entry)
+	}
 	return nil
+}
+
+// Conversion returns the conversion last recorded, if any.
+func (j *Journal) Conversion() (Conversion, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.conv == nil {
+		return Conversion{}, false
+	}
+	return *j.conv, true
+}
+
+// Adopt records c as the journal's conversion (when it is not already).
+func (j *Journal) Adopt(c Conversion) error {
+	if cur, ok := j.Conversion(); ok && cur.Fingerprint == c.Fingerprint {
+		return nil
+	}
+	c.Time = time.Now().UTC()
+	return j.append(journalLine{Conversion: &c})
+}
+
+// CheckConversion returns an error wrapping ErrConversionChanged when the
+// journal's outputs were made with a conversion other than c. A journal
+// without a conversion record (new, or older than fingerprints) accepts
+// any.
+func (j *Journal) CheckConversion(c Conversion) error {
+	cur, ok := j.Conversion()
+	if !ok || cur.Fingerprint == c.Fingerprint {
+		return nil
+	}
+	var diffs []string
+	keys := make([]string, 0, len(c.Settings))
+	for k := range c.Settings {
+		keys = append(keys, k)
+	}
+	for k := range cur.Settings {
+		if _, ok := c.Settings[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	for _, k := range keys {
+		was, now := cur.Settings[k], c.Settings[k]
+		if was != now {
+			diffs = append(diffs, fmt.Sprintf("%s was %s, now %s", k, quoteSetting(was), quoteSetting(now)))
+		}
+	}
+	return fmt.Errorf("%w (%s; journal %s, written %s): %s. Convert every input again with --force, or write to a new -o directory",
+		ErrConversionChanged, cur.Fingerprint, j.f.Name(), cur.Time.Format(time.RFC3339), strings.Join(diffs, "; "))
+}
+
+func quoteSetting(s string) string {
+	if s == "" {
+		return "unset"
+	}
+	return strconv.Quote(s)
 }
 
 // Close closes the journal file.
 func (j *Journal) Close() error { return j.f.Close() }
 
-// Done reports whether the input at path (with its current size and
-// modification time) was already converted: same size and time, or, when
-// those changed, the same content.
-func (j *Journal) Done(path string, size, mtime int64) (bool, error) {
-	e, ok := j.Lookup(path)
-	if !ok || e.Status != "ok" {
-		return false, nil
+// Done reports whether the file at path (with its current size and
+// modification time) is an input already converted there with the
+// conversion fingerprinted fp, and returns that input's entry: the latest
+// entry's input (same size and time, or same content), or, for a file that
+// lands again under a name whose earlier inputs were moved away, any
+// earlier generation with the same content. An entry without a
+// fingerprint counts as made by the journal's conversion.
+func (j *Journal) Done(path string, size, mtime int64, fp string) (Entry, bool, error) {
+	j.mu.Lock()
+	g, ok := j.latest[path]
+	var gens []Entry
+	for n := g; ok && n >= 0; n-- {
+		if e, ok := j.entries[inputKey{path, n}]; ok {
+			gens = append(gens, e)
+		}
 	}
+	j.mu.Unlock()
+	for i, e := range gens {
+		if e.Status != StatusOK || (e.Fingerprint != "" && e.Fingerprint != fp) {
+			continue
+		}
+		if i > 0 && (e.Size != size || e.Hash == "") {
+			continue // earlier generations match by content only
+		}
+		same, err := sameInput(e, path, size, mtime)
+		if err != nil || same {
+			return e, same, err
+		}
+	}
+	return Entry{}, false, nil
+}
+
+// sameInput reports whether the file at path is the input e describes.
+func sameInput(e Entry, path string, size, mtime int64) (bool, error) {
 	if e.Size == size && e.ModTime == mtime {
 		return true, nil
 	}
@@ -158,12 +399,12 @@ func (j *Journal) Done(path string, size, mtime int64) (bool, error) {
 func fileHash(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", fmt.Errorf("pipeline: %w", err)
+		return "", err
 	}
 	defer f.Close()
 	h := xxh3.New128()
 	if _, err := io.Copy(h, bufio.NewReaderSize(f, 1<<20)); err != nil {
-		return "", fmt.Errorf("pipeline: %w", err)
+		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

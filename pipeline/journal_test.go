@@ -40,7 +40,7 @@ func TestIncrementalReruns(t *testing.T) {
 	changed := filepath.Join(in, "sub2", "f02.json")
 	os.WriteFile(changed, []byte(`{"data":[{"id":"7","name":"new"}],"type":"INSERT"}`+"\n"), 0o644)
 	st := run(false)
-	if st.Files != 1 || st.Skipped != 3 || st.PerFile[0].Path != changed {
+	if st.Files != 1 || st.Skipped != 3 || len(st.PerFile) != 4 || st.PerFile[3].Path != changed || st.PerFile[3].Status != "ok" || st.PerFile[0].Status != "skipped" {
 		t.Fatalf("after a change: %+v", st)
 	}
 	rows, _ := readParquetRows(t, filepath.Join(out, "sub2", "f02.json.parquet"))

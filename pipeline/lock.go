@@ -20,7 +20,7 @@ const LockName = "_cdcetl.lock"
 func lockDir(ctx context.Context, dir string) (func(), error) {
 	f, err := os.OpenFile(filepath.Join(dir, LockName), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline: lock: %w", err)
+		return nil, fmt.Errorf("output directory lock: %w", err)
 	}
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -29,7 +29,7 @@ func lockDir(ctx context.Context, dir string) (func(), error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
-			return nil, fmt.Errorf("pipeline: lock %s: %w", dir, err)
+			return nil, fmt.Errorf("output directory lock %s: %w", dir, err)
 		}
 		select {
 		case <-ctx.Done():

@@ -25,15 +25,16 @@ func (r *run) keepDead() bool { return r.cfg.DeadLetterDir != "" }
 func (r *run) addDead(fr *fileRun, entries []writer.DeadLetter) error {
 	if fr.dead == nil {
 		var err error
-		if fr.dead, err = writer.NewDeadLetters(r.deadLetterPath(fr.file)); err != nil {
+		if fr.dead, err = writer.NewDeadLetters(r.deadLetterPath(fr)); err != nil {
 			return err
 		}
 	}
 	return fr.dead.Add(entries)
 }
 
-func (r *run) deadLetterPath(f reader.File) string {
-	return filepath.Join(r.cfg.DeadLetterDir, f.Rel+".jsonl")
+func (r *run) deadLetterPath(fr *fileRun) string {
+	_, dead, _ := r.outputNames(fr.stem)
+	return dead
 }
 
 // finish completes a file: on success its outputs and dead letters appear,
@@ -44,20 +45,22 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	if fr.stream != nil {
 		close(fr.stream)
 	}
+	committed := false // an output is in place: from here an error leaves it unjournaled
 	if err == nil && fr.w != nil {
 		err = fr.w.Close()
+		committed = err == nil
 	}
 	if err == nil && fr.dead != nil {
 		err = fr.dead.Close()
-		out := r.deadLetterPath(fr.file)
-		if rel, rerr := filepath.Rel(cfg.OutDir, out); cfg.OutDir != "" && rerr == nil && !strings.HasPrefix(rel, "..") {
+		out := r.deadLetterPath(fr)
+		if rel, rerr := filepath.Rel(cfg.OutDir, out); cfg.OutDir != "" && rerr == nil && within(cfg.OutDir, out) {
 			out = rel
 		}
 		fr.outputs = append(fr.outputs, out)
 	}
 	if err == nil && fr.dead == nil && cfg.DeadLetterDir != "" {
 		// A rerun without dead letters must not leave the last run's.
-		os.Remove(r.deadLetterPath(fr.file))
+		os.Remove(r.deadLetterPath(fr))
 	}
 	if err != nil {
 		if fr.w != nil {
@@ -67,30 +70,45 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			fr.dead.Abort()
 		}
 	}
-	abs, _ := filepath.Abs(fr.file.Path)
 	fs := FileStats{idx: fr.idx, Path: fr.file.Path, Outputs: fr.outputs, Stats: st}
 	keepGoing := err != nil && cfg.KeepGoing && isInputError(err)
-	if err == nil && r.journal != nil {
-		err = r.journal.Record(Entry{Path: abs, Size: fr.file.Size, ModTime: fr.file.ModTime, Hash: fr.sha,
-			Outputs: fr.outputs, Status: "ok", Stats: st, Time: time.Now().UTC()})
-	}
 	if err == nil {
-		err = afterSuccess(cfg.OnSuccess, fr.file)
+		e := Entry{Path: fr.key.path, Gen: fr.key.gen, Size: fr.file.Size, ModTime: fr.file.ModTime, Hash: fr.sha,
+			Outputs: fr.outputs, Status: StatusOK, Fingerprint: r.fingerprint, Stats: st, Time: time.Now().UTC()}
+		fs.Disposed, fs.MovedTo, err = r.dispose(e, fr.file, cfg.OnSuccess)
+	}
+	if err != nil && committed {
+		// Not journaled (or journaled with its disposition unfinished): the
+		// pending file stays, so the next start sorts it out.
+		r.mu.Lock()
+		r.unsettled = true
+		r.mu.Unlock()
 	}
 	if keepGoing {
 		fs.Error, fs.Outputs = err.Error(), nil
+		fs.Status = StatusFailed
 		st.Failed = 1
-		if r.journal != nil {
-			if jerr := r.journal.Record(Entry{Path: abs, Size: fr.file.Size, ModTime: fr.file.ModTime, Status: "failed",
-				Error: err.Error(), Stats: st, Time: time.Now().UTC()}); jerr != nil {
-				return jerr
+		if r.journal != nil || cfg.FailedDir != "" {
+			e := Entry{Path: fr.key.path, Gen: fr.key.gen, Size: fr.file.Size, ModTime: fr.file.ModTime, Status: StatusFailed,
+				Error: err.Error(), Fingerprint: r.fingerprint, Stats: st, Time: time.Now().UTC()}
+			if r.journal != nil {
+				// The outputs of an earlier conversion of this input stay,
+				// and stay its own.
+				if prev, ok := r.journal.entry(fr.key); ok && prev.Status == StatusOK {
+					e.Outputs = prev.Outputs
+				}
+			}
+			action := "keep"
+			if cfg.FailedDir != "" {
+				action = "move=" + cfg.FailedDir
+			}
+			var derr error
+			if fs.Disposed, fs.MovedTo, derr = r.disposeFailed(e, fr.file, action, err); derr != nil {
+				return derr
 			}
 		}
-		if cfg.FailedDir != "" {
-			if merr := moveFailed(cfg.FailedDir, fr.file, err); merr != nil {
-				return merr
-			}
-		}
+	} else if err == nil {
+		fs.Status = StatusOK
 	}
 	r.mu.Lock()
 	r.total.add(st)
@@ -115,44 +133,116 @@ func isInputError(err error) bool {
 	return errors.As(err, &de) || errors.As(err, &le) || (errors.As(err, &pe) && !errors.Is(err, context.Canceled))
 }
 
-// afterSuccess applies --on-success to a converted input.
-func afterSuccess(action string, f reader.File) error {
+// dispose journals a converted input's entry e with the disposition that
+// action ("keep", "delete", "move=DIR") decides, then carries it out, and
+// says what it did ("moved" to where, "deleted", or ""). The entry is
+// synced first, so a crash in between leaves a file the next run
+// recognises (same content) and disposes of again.
+func (r *run) dispose(e Entry, f reader.File, action string) (how, to string, err error) {
 	switch {
 	case action == "" || action == "keep":
-		return nil
+		return "", "", r.record(e)
 	case action == "delete":
-		if err := os.Remove(f.Path); err != nil {
-			return fmt.Errorf("pipeline: on-success: %w", err)
+		e.Disposed, e.MovedTo = DisposedDeleted, ""
+		if err := r.record(e); err != nil {
+			return "", "", err
 		}
-		return nil
+		if err := removeSynced(f.Path); err != nil {
+			return "", "", fmt.Errorf("on-success delete: %w", err)
+		}
+		return DisposedDeleted, "", nil
 	case strings.HasPrefix(action, "move="):
-		return moveInto(strings.TrimPrefix(action, "move="), f)
+		to, err := r.move(e, f, strings.TrimPrefix(action, "move="), nil)
+		if err != nil {
+			return "", "", err
+		}
+		return DisposedMoved, to, nil
 	}
-	return fmt.Errorf("pipeline: on-success %q: want keep, delete or move=DIR", action)
+	return "", "", fmt.Errorf("on-success %q: want keep, delete or move=DIR", action)
 }
 
-// moveInto moves an input under dir, keeping its relative path.
-func moveInto(dir string, f reader.File) error {
-	dst := filepath.Join(dir, f.Rel)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("pipeline: %w", err)
+// disposeFailed journals a failed input and, with a failed directory,
+// moves it there with "<name>.err" holding the error.
+func (r *run) disposeFailed(e Entry, f reader.File, action string, cause error) (how, to string, err error) {
+	if action == "keep" {
+		return "", "", r.record(e)
 	}
-	if err := os.Rename(f.Path, dst); err != nil {
-		return fmt.Errorf("pipeline: %w", err)
+	if to, err = r.move(e, f, strings.TrimPrefix(action, "move="), cause); err != nil {
+		return "", "", err
 	}
-	return nil
+	return DisposedMoved, to, nil
 }
 
-// moveFailed moves a failed input into dir with a "<name>.err" beside it.
-func moveFailed(dir string, f reader.File, cause error) error {
-	if err := moveInto(dir, f); err != nil {
-		return err
+// record journals e when there is a journal.
+func (r *run) record(e Entry) error {
+	if r.journal == nil {
+		return nil
 	}
-	errPath := filepath.Join(dir, f.Rel+".err")
-	if err := os.WriteFile(errPath, []byte(cause.Error()+"\n"), 0o644); err != nil {
-		return fmt.Errorf("pipeline: %w", err)
+	return r.journal.Record(e)
+}
+
+// move moves input f under dir (keeping its relative path) to a name no
+// file has: dir/rel, or dir/rel~2, ... The chosen name is journaled with
+// e before the move; with cause, "<name>.err" is written beside it. It
+// returns where the file went.
+func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, error) {
+	prefer := e.MovedTo // a move journaled by a run that did not finish it
+	for {
+		dst := prefer
+		prefer = ""
+		if dst == "" {
+			var err error
+			if dst, err = freeName(dir, f.Rel); err != nil {
+				return "", fmt.Errorf("moving %s: %w", f.Path, err)
+			}
+		}
+		e.Disposed, e.MovedTo = DisposedMoved, dst
+		if err := r.record(e); err != nil {
+			return "", err
+		}
+		err := moveNoClobber(f.Path, dst)
+		if errors.Is(err, errExists) {
+			continue // taken meanwhile: journal another name
+		}
+		if err != nil {
+			return "", fmt.Errorf("moving %s to %s: %w", f.Path, dst, err)
+		}
+		if cause != nil {
+			if err := os.WriteFile(dst+".err", []byte(cause.Error()+"\n"), 0o644); err != nil {
+				return "", fmt.Errorf("writing %s.err: %w", dst, err)
+			}
+		}
+		return dst, nil
 	}
-	return nil
+}
+
+// disposeConverted applies --on-success to an input the journal says is
+// converted (entry e), and says what it did. The very file of an entry
+// whose move or delete is journaled (same size and time) is one a killed
+// run did not finish with: that move or delete is completed. Anything else
+// (a file converted with --on-success keep, now run with move or delete; a
+// copy of a converted file delivered again) gets the current action.
+func (r *run) disposeConverted(e Entry, f reader.File) (how, to string, err error) {
+	if e.Disposed != "" && e.Size == f.Size && e.ModTime == f.ModTime {
+		if e.Disposed == DisposedDeleted {
+			if err := removeSynced(f.Path); err != nil {
+				return "", "", fmt.Errorf("on-success delete: %w", err)
+			}
+			return DisposedDeleted, "", nil
+		}
+		if e.MovedTo != "" {
+			to, err := r.move(e, f, filepath.Dir(e.MovedTo), nil)
+			if err != nil {
+				return "", "", err
+			}
+			return DisposedMoved, to, nil
+		}
+	}
+	if a := r.cfg.OnSuccess; a == "" || a == "keep" {
+		return "", "", nil // nothing to do, and nothing new to journal
+	}
+	e.MovedTo = ""
+	return r.dispose(e, f, r.cfg.OnSuccess)
 }
 
 // deadLetter describes a dropped message or nulled value at pos.

@@ -21,7 +21,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -100,6 +102,51 @@ type Config struct {
 	Version, Build string
 }
 
+// Conversion describes what the outputs of cfg are made with: the format,
+// the schema, the format's options, and the output and its encoding.
+// Settings that only decide what happens to bad messages or to inputs
+// (ignore-parse-errors, dead letters, --keep-going, --on-success) or how
+// the work is spread (workers, batch and row-group sizes) are not part of
+// it: they never change a completed output's columns or values.
+func (c *Config) Conversion() Conversion {
+	m := map[string]string{"to": c.To}
+	if c.Format != nil {
+		m["format"] = c.Format.Name
+		for k, v := range c.Options.Settings() {
+			if k != "ignore-parse-errors" {
+				m["option "+c.Format.Name+"."+k] = v
+			}
+		}
+	}
+	if c.Schema != nil {
+		m["schema"] = c.Schema.ColumnList()
+	}
+	switch {
+	case c.To == ToParquet:
+		comp := strings.ToLower(c.Parquet.Compression)
+		if comp == "" {
+			comp = "snappy"
+		}
+		m["compression"] = comp
+		m["parquet-dictionary"] = strconv.FormatBool(!c.Parquet.PlainStrings)
+		m["parquet-delta"] = strconv.FormatBool(!c.Parquet.PlainIntegers)
+	case c.Target != nil:
+		for k, v := range c.TargetOptions.Settings() {
+			if k != "ignore-parse-errors" {
+				m["target option "+c.Target.Name+"."+k] = v
+			}
+		}
+		m["merge-updates"] = strconv.FormatBool(c.Encode.MergeUpdates)
+		m["envelope"] = strconv.FormatBool(c.Encode.Envelope)
+		comp := strings.ToLower(c.JSONCompression)
+		if comp == "" {
+			comp = "none"
+		}
+		m["compression"] = comp
+	}
+	return NewConversion(m)
+}
+
 // createdBy is the Parquet footer's created_by, in the spec's form.
 func (c *Config) createdBy() string {
 	v := "cdcetl version " + c.Version
@@ -158,10 +205,19 @@ func (c *RowCounts) UnmarshalJSON(b []byte) error {
 
 // FileStats is one input's result.
 type FileStats struct {
-	idx     int
-	Path    string   `json:"path"`
+	idx  int
+	Path string `json:"path"`
+	// Status is "ok", "failed" (with Error), or "skipped": the journal
+	// says the input was already converted (its Outputs are that
+	// conversion's).
+	Status string `json:"status"`
+	// Outputs are the input's files, relative to the output directory.
 	Outputs []string `json:"outputs,omitempty"`
 	Error   string   `json:"error,omitempty"`
+	// Disposed says what became of the input ("moved" to MovedTo, or
+	// "deleted"); empty when it stays where it was.
+	Disposed string `json:"disposed,omitempty"`
+	MovedTo  string `json:"moved_to,omitempty"`
 	Stats
 }
 
@@ -173,9 +229,24 @@ type Progress struct {
 	Total atomic.Int64 // input bytes to do (file sizes, known at start)
 }
 
+// SetupError is an error met before any input was read (the inputs cannot
+// be listed, the output directory cannot be used): nothing was converted.
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// setup marks err, if any, as a SetupError.
+func setup(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &SetupError{err}
+}
+
 // ErrPartial is returned (joined with each file's error) when KeepGoing let
 // some inputs fail.
-var ErrPartial = errors.New("pipeline: some inputs failed")
+var ErrPartial = errors.New("some inputs failed")
 
 func (s *Stats) add(o Stats) {
 	s.Files += o.Files
@@ -223,12 +294,25 @@ func (c *Config) defaults() {
 // each file one goroutine puts the batches back in input order and writes
 // them, so writing overlaps decoding. A bounded number of chunks is in
 // flight, which keeps memory flat whatever the input size.
+//
+// The output, dead-letter, failed and done directories are never read as
+// inputs, even when they lie inside an input directory.
 func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
-	files, err := reader.Walk(paths)
+	files, err := reader.Walk(paths, cfg.OwnDirs()...)
 	if err != nil {
-		return Stats{}, err
+		return Stats{}, setup(err)
 	}
 	return RunFiles(ctx, cfg, files)
+}
+
+// OwnDirs are the directories a run writes to (outputs, dead letters,
+// failed and done inputs), which are never inputs.
+func (c *Config) OwnDirs() []string {
+	dirs := []string{c.OutDir, c.DeadLetterDir, c.FailedDir}
+	if d, ok := strings.CutPrefix(c.OnSuccess, "move="); ok {
+		dirs = append(dirs, d)
+	}
+	return slices.DeleteFunc(dirs, func(d string) bool { return d == "" })
 }
 
 // RunFiles is Run for inputs already found (a watcher's, say). With an
@@ -238,54 +322,109 @@ func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
 func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, err error) {
 	cfg.defaults()
 	if cfg.OutDir == "" && cfg.To == ToParquet && cfg.Batches == nil {
-		return Stats{}, errors.New("pipeline: parquet output needs an output directory (-o DIR)")
+		return Stats{}, setup(errors.New("parquet output needs an output directory (-o DIR)"))
 	}
 	if cfg.OutDir != "" {
 		if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
-			return Stats{}, fmt.Errorf("pipeline: %w", err)
+			return Stats{}, setup(err)
 		}
 	}
+	if cfg.DeadLetterDir == "" && cfg.OutDir != "" {
+		cfg.DeadLetterDir = filepath.Join(cfg.OutDir, "_dead_letters")
+	}
 	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
+	alloc := newAllocator(nil)
+	var planned []pendingStem
+	keys := make([]inputKey, len(files))
+	var order []int // each file's place among the inputs given (skipped ones included)
 	if cfg.OutDir != "" {
 		// Another cdcetl writing here (a watcher, say) goes first: cleaning
 		// temporary files and appending the journal are not shared.
 		unlock, err := lockDir(ctx, cfg.OutDir)
 		if err != nil {
-			return Stats{}, err
+			return Stats{}, setup(err)
 		}
 		defer unlock()
 		// Leftovers of a killed run first, then the journal.
 		if err := CleanTemp(cfg.OutDir); err != nil {
-			return Stats{}, fmt.Errorf("pipeline: %w", err)
+			return Stats{}, setup(err)
 		}
 		if r.journal, err = OpenJournal(cfg.OutDir); err != nil {
-			return Stats{}, err
+			return Stats{}, setup(err)
 		}
 		defer r.journal.Close()
+		if err := recoverPending(cfg.OutDir, r.journal); err != nil {
+			return Stats{}, setup(err)
+		}
+		conv := cfg.Conversion()
+		r.fingerprint = conv.Fingerprint
+		if !cfg.Force {
+			if err := r.journal.CheckConversion(conv); err != nil {
+				return Stats{}, setup(err)
+			}
+		}
+		if err := r.journal.Adopt(conv); err != nil {
+			return Stats{}, setup(err)
+		}
+		alloc = newAllocator(r.journal)
 		todo := files[:0:0]
-		for _, f := range files {
+		keys = keys[:0]
+		for i, f := range files {
 			abs, _ := filepath.Abs(f.Path)
 			if !cfg.Force {
-				done, err := r.journal.Done(abs, f.Size, f.ModTime)
+				e, done, err := r.journal.Done(abs, f.Size, f.ModTime, r.fingerprint)
 				if err != nil {
-					return Stats{}, err
+					return Stats{}, setup(fmt.Errorf("%s: %w", f.Path, err))
 				}
 				if done {
 					r.total.Skipped++
+					fs := FileStats{idx: i, Path: f.Path, Status: "skipped", Outputs: e.Outputs}
+					if fs.Disposed, fs.MovedTo, err = r.disposeConverted(e, f); err != nil {
+						return r.total, err
+					}
+					r.total.PerFile = append(r.total.PerFile, fs)
 					continue
 				}
 			}
+			gen, err := generation(r.journal, abs, f)
+			if err != nil {
+				return Stats{}, setup(err)
+			}
 			todo = append(todo, f)
+			keys = append(keys, inputKey{abs, gen})
+			order = append(order, i)
 		}
 		files = todo
+	} else {
+		for i, f := range files {
+			abs, _ := filepath.Abs(f.Path)
+			keys[i] = inputKey{abs, 0}
+			order = append(order, i)
+		}
+	}
+	stems := make([]string, len(files))
+	for i, f := range files {
+		stems[i] = alloc.stem(keys[i], baseStem(f.Rel))
+		p := pendingStem{Stem: stems[i]}
+		if _, dead, _ := r.outputNames(stems[i]); dead != "" && !within(cfg.OutDir, dead) {
+			p.Dead = dead
+		}
+		planned = append(planned, p)
+	}
+	if cfg.OutDir != "" && len(files) > 0 {
+		if err := writePending(cfg.OutDir, planned); err != nil {
+			return Stats{}, setup(err)
+		}
+		defer func() {
+			if !r.unsettled {
+				os.Remove(filepath.Join(cfg.OutDir, pendingName))
+			}
+		}()
 	}
 	if cfg.Progress != nil {
 		for _, f := range files {
 			cfg.Progress.Total.Add(f.Size)
 		}
-	}
-	if cfg.DeadLetterDir == "" && cfg.OutDir != "" {
-		cfg.DeadLetterDir = filepath.Join(cfg.OutDir, "_dead_letters")
 	}
 	// The drainer stops on its own context: errgroup cancels ctx as soon as
 	// Wait returns, when batches may still be queued for it.
@@ -306,7 +445,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		}
 		sink, err = newStreamWriter(&cfg)
 		if err != nil {
-			return Stats{}, err
+			return Stats{}, setup(err)
 		}
 		sinkDone = make(chan error, 1)
 		go func() { sinkDone <- drain(dctx, sink, streams) }()
@@ -317,14 +456,14 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	g.Go(func() error {
 		defer close(r.jobs)
 		for i, f := range files {
-			fr := &fileRun{idx: i, file: f, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1)}
+			fr := &fileRun{idx: order[i], file: f, key: keys[i], stem: stems[i], results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1)}
 			if streams != nil {
 				fr.stream = streams[i]
 			}
 			// Writers are made before any chunk is read, so an unwritable
 			// output stops the run before work is done.
 			if streams == nil {
-				w, out, err := newFileWriter(&cfg, f)
+				w, out, err := r.newFileWriter(f, fr.stem)
 				if err != nil {
 					return err
 				}
@@ -361,6 +500,15 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	return r.total, err
 }
 
+// within reports whether path lies inside dir.
+func within(dir, path string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // funcWriter adapts Config.Batches to a writer.
 type funcWriter func(ctx context.Context, rec arrow.RecordBatch) error
 
@@ -385,15 +533,16 @@ func newStreamWriter(cfg *Config) (writer.Writer, error) {
 	return nil, fmt.Errorf("pipeline: unsupported output %q", cfg.To)
 }
 
-// newFileWriter makes the output of one input; it also returns the
-// output's path relative to OutDir.
-func newFileWriter(cfg *Config, f reader.File) (writer.Writer, string, error) {
-	rel := f.Rel
-	for _, ext := range []string{".gz", ".zst"} {
-		rel = strings.TrimSuffix(rel, ext)
+// newFileWriter makes the output of one input under its stem; it also
+// returns the output's path relative to OutDir.
+func (r *run) newFileWriter(f reader.File, stem string) (writer.Writer, string, error) {
+	cfg := r.cfg
+	rel, _, err := r.outputNames(stem)
+	if err != nil {
+		return nil, "", err
 	}
-	switch cfg.To {
-	case ToParquet:
+	switch {
+	case cfg.To == ToParquet:
 		opts := cfg.Parquet
 		opts.Metadata = map[string]string{
 			"cdcetl.source":  f.Path,
@@ -401,24 +550,17 @@ func newFileWriter(cfg *Config, f reader.File) (writer.Writer, string, error) {
 			"cdcetl.version": cfg.Version,
 		}
 		opts.CreatedBy = cfg.createdBy()
-		rel += ".parquet"
 		w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), cfg.Schema, opts)
 		return w, rel, err
-	case ToPrint:
-		return nil, "", errors.New("pipeline: print output goes to stdout; drop -o")
-	}
-	if cfg.Target != nil {
-		suffix, err := writer.JSONSuffix(cfg.JSONCompression)
-		if err != nil {
-			return nil, "", err
-		}
+	case cfg.To == ToPrint:
+		return nil, "", errors.New("print output goes to stdout; drop -o")
+	case cfg.Target != nil:
 		enc, err := decode.NewEncoder(cfg.Target, cfg.Schema, cfg.TargetOptions, cfg.Encode)
 		if err != nil {
 			return nil, "", err
 		}
-		rel += suffix
 		w, err := writer.NewCDCJSONFile(filepath.Join(cfg.OutDir, rel), enc, cfg.JSONCompression)
 		return w, rel, err
 	}
-	return nil, "", fmt.Errorf("pipeline: unsupported output %q", cfg.To)
+	return nil, "", fmt.Errorf("unsupported output %q", cfg.To)
 }

@@ -24,13 +24,21 @@ type run struct {
 	mu      sync.Mutex
 	total   Stats
 	journal *Journal
-	failed  []error
+	// fingerprint is the run's Conversion fingerprint, recorded with every
+	// journal entry.
+	fingerprint string
+	failed      []error
+	// unsettled: an output was committed but not journaled; the pending
+	// file must outlive the run.
+	unsettled bool
 }
 
 // fileRun is one input file on its way through the pool.
 type fileRun struct {
 	idx     int
 	file    reader.File
+	key     inputKey // the input: absolute path and generation
+	stem    string   // of its outputs
 	outputs []string // relative to OutDir
 	dead    *writer.DeadLetters
 	sha     string

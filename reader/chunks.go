@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -65,8 +66,10 @@ type Chunks struct {
 	done    bool
 	// Free, when set, supplies buffers to reuse (they are returned by the
 	// caller through Recycle).
-	free chan []byte
-	sum  hash.Hash // of the raw (possibly compressed) file bytes
+	free    chan []byte
+	sum     hash.Hash    // of the raw (possibly compressed) file bytes
+	raw     *countReader // the raw bytes read so far
+	rawSize int64
 }
 
 // OpenChunks opens path (decompressing gzip/zstd) for chunked reading.
@@ -74,10 +77,11 @@ type Chunks struct {
 func OpenChunks(path, name string, size, maxLine int) (*Chunks, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("reader: %w", err)
+		return nil, err
 	}
 	h := xxh3.New128()
-	l, err := NewLines(io.TeeReader(f, h), name, maxLine)
+	cr := &countReader{r: f}
+	l, err := NewLines(io.TeeReader(cr, h), name, maxLine)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -86,8 +90,47 @@ func OpenChunks(path, name string, size, maxLine int) (*Chunks, error) {
 	if size <= 0 {
 		size = DefaultChunkSize
 	}
-	return &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8), sum: h}, nil
+	c := &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8), sum: h, raw: cr}
+	if st, err := f.Stat(); err == nil {
+		c.rawSize = st.Size()
+	}
+	return c, nil
 }
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// readErr explains a read error: a compressed stream that ends early is a
+// file cut short (copied while still being written, or a broken upload),
+// which "unexpected EOF" does not say.
+func (c *Chunks) readErr(err error, decompressed int64) error {
+	if c.lines.codec != "" && errors.Is(err, io.ErrUnexpectedEOF) {
+		return &truncatedError{fmt.Sprintf("%s stream truncated after %d of %d bytes (%d bytes decompressed): the file ends before the %s trailer; was it copied while still being written?",
+			c.lines.codec, c.raw.n, c.rawSize, decompressed, c.lines.codec)}
+	}
+	if c.lines.codec != "" {
+		return fmt.Errorf("%s stream corrupt after %d of %d bytes (%d bytes decompressed): %w", c.lines.codec, c.raw.n, c.rawSize, decompressed, err)
+	}
+	return err
+}
+
+// ErrTruncated is returned (in a *LineError) for a gzip or zstd file that
+// ends before its stream does.
+var ErrTruncated = errors.New("compressed input truncated")
+
+type truncatedError struct{ msg string }
+
+func (e *truncatedError) Error() string        { return e.msg }
+func (e *truncatedError) Is(target error) bool { return target == ErrTruncated }
 
 // Hash is the hex XXH3-128 of the file's bytes as stored (compressed or
 // not), for change detection; it is complete once Next has returned false
@@ -133,7 +176,7 @@ func (c *Chunks) Next() (Chunk, bool) {
 		}
 		if err != nil {
 			c.done = true
-			c.err = &LineError{Pos: Pos{File: c.lines.name, Line: c.line, Offset: c.off}, Err: err}
+			c.err = &LineError{Pos: Pos{File: c.lines.name, Line: c.line + bytes.Count(buf, []byte{'\n'}), Offset: c.off + int64(len(buf))}, Err: c.readErr(err, c.off+int64(len(buf)))}
 			return Chunk{}, false
 		}
 		if len(buf) >= c.size {

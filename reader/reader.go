@@ -24,7 +24,7 @@ import (
 
 // ErrLineTooLong is returned (wrapped in a *LineError) when a line is longer
 // than the configured maximum.
-var ErrLineTooLong = errors.New("reader: line too long")
+var ErrLineTooLong = errors.New("line too long (raise --max-line-size if the message is real)")
 
 // DefaultMaxLine is the default longest line accepted: large enough for any
 // real CDC message (a 50 MB row image works), small enough to stop a file
@@ -61,16 +61,50 @@ type File struct {
 // are walked recursively in lexical order; names starting with '.' or '_'
 // are skipped below a directory argument, as Flink's file source does. A file
 // given by name is always read.
-func Walk(paths []string) ([]File, error) {
+//
+// exclude lists directories that are never inputs (a run's own output
+// directories): they are skipped where a walk meets them, and an argument
+// that is one of them, or a file inside one, is an error.
+func Walk(paths []string, exclude ...string) ([]File, error) {
+	ex := map[string]bool{}
+	for _, d := range exclude {
+		if abs, err := filepath.Abs(d); err == nil {
+			ex[abs] = true
+		}
+	}
+	insideExcluded := func(p string) (string, bool) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", false
+		}
+		for d := abs; ; d = filepath.Dir(d) {
+			if ex[d] {
+				return d, true
+			}
+			if filepath.Dir(d) == d {
+				return "", false
+			}
+		}
+	}
 	var out []File
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("reader: %w", err)
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is said once
+			}
+			return nil, &PathError{Path: p, Err: err}
 		}
 		if !st.IsDir() {
+			if d, ok := insideExcluded(p); ok {
+				return nil, &PathError{Path: p, Err: fmt.Errorf("%w: it is inside %s, where this run writes", ErrOwnOutput, d)}
+			}
 			out = append(out, File{Path: p, Rel: filepath.Base(p), Size: st.Size(), ModTime: st.ModTime().UnixNano()})
 			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil && ex[abs] {
+			return nil, &PathError{Path: p, Err: fmt.Errorf("%w: it is a directory this run writes to", ErrOwnOutput)}
 		}
 		var found []File
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
@@ -83,7 +117,13 @@ func Walk(paths []string) ([]File, error) {
 				}
 				return nil
 			}
-			if d.IsDir() || !d.Type().IsRegular() {
+			if d.IsDir() {
+				if abs, err := filepath.Abs(path); err == nil && ex[abs] && path != p {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() {
 				return nil
 			}
 			info, err := d.Info()
@@ -98,13 +138,26 @@ func Walk(paths []string) ([]File, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("reader: %w", err)
+			return nil, &PathError{Path: p, Err: err}
 		}
 		sort.Slice(found, func(i, j int) bool { return found[i].Path < found[j].Path })
 		out = append(out, found...)
 	}
 	return out, nil
 }
+
+// ErrOwnOutput is returned (in a *PathError) for an input argument that is
+// one of the run's own output directories, or inside one.
+var ErrOwnOutput = errors.New("outputs are never read as inputs")
+
+// PathError is an input argument that cannot be read.
+type PathError struct {
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string { return "input " + e.Path + ": " + e.Err.Error() }
+func (e *PathError) Unwrap() error { return e.Err }
 
 func hidden(name string) bool { return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") }
 
@@ -113,6 +166,7 @@ type Lines struct {
 	name    string
 	f       *os.File
 	dec     io.Closer
+	codec   string // "gzip", "zstd" or "" (plain)
 	r       *bufio.Reader
 	maxLine int
 	buf     []byte
@@ -129,7 +183,7 @@ type Lines struct {
 func Open(path, name string, maxLine int) (*Lines, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("reader: %w", err)
+		return nil, err
 	}
 	l, err := NewLines(f, name, maxLine)
 	if err != nil {
@@ -148,23 +202,23 @@ func NewLines(r io.Reader, name string, maxLine int) (*Lines, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	l := &Lines{name: name, maxLine: maxLine}
 	magic, _ := br.Peek(4)
+	defer func() { l.r = br }()
 	switch {
 	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("reader: %s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		l.dec = zr
+		l.dec, l.codec = zr, "gzip"
 		br = bufio.NewReaderSize(zr, 1<<20)
 	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30))
 		if err != nil {
-			return nil, fmt.Errorf("reader: %s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		l.dec = zstdCloser{zr}
+		l.dec, l.codec = zstdCloser{zr}, "zstd"
 		br = bufio.NewReaderSize(zr, 1<<20)
 	}
-	l.r = br
 	return l, nil
 }
 

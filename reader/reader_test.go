@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,4 +191,33 @@ func TestChunksMatchLines(t *testing.T) {
 		t.Errorf("err = %v, want ErrLineTooLong on line 32", c.Err())
 	}
 	c.Close()
+}
+
+// TestTruncatedGzip: a gzip file cut short says so, with the byte counts,
+// instead of "unexpected EOF" at line 1.
+func TestTruncatedGzip(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(zw, `{"id":%d,"name":"row %d"}`+"\n", i, i*7919)
+	}
+	zw.Close()
+	cut := buf.Bytes()[:buf.Len()*2/3]
+	path := filepath.Join(t.TempDir(), "x.json.gz")
+	os.WriteFile(path, cut, 0o644)
+	c, err := OpenChunks(path, path, 4096, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for {
+		if _, ok := c.Next(); !ok {
+			break
+		}
+	}
+	var le *LineError
+	if !errors.As(c.Err(), &le) || !errors.Is(c.Err(), ErrTruncated) || le.Pos.Line < 2 ||
+		!strings.Contains(c.Err().Error(), fmt.Sprintf("gzip stream truncated after %d of %d bytes", len(cut), len(cut))) {
+		t.Errorf("err = %v", c.Err())
+	}
 }

@@ -30,6 +30,10 @@ type Options struct {
 	Settle time.Duration
 	// Log receives what the watcher sees and does (default: discard).
 	Log *slog.Logger
+	// Exclude lists directories below dir that are never watched: the
+	// outputs, dead letters and failed or done inputs of the handler, which
+	// must not come back as inputs.
+	Exclude []string
 }
 
 // Ignored reports whether a name is a temporary or hidden file that is
@@ -57,10 +61,34 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return fmt.Errorf("watch: %w", err)
+		return fmt.Errorf("watching %s: %w", dir, err)
 	}
 	defer w.Close()
 	s := NewSettler(opts.Settle)
+	excluded := map[string]bool{}
+	for _, d := range opts.Exclude {
+		if abs, err := filepath.Abs(d); err == nil {
+			excluded[abs] = true
+		}
+	}
+	// skip reports whether p is, or lies in, an excluded directory.
+	skip := func(p string) bool {
+		if len(excluded) == 0 {
+			return false
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return false
+		}
+		for d := abs; ; d = filepath.Dir(d) {
+			if excluded[d] {
+				return true
+			}
+			if filepath.Dir(d) == d {
+				return false
+			}
+		}
+	}
 
 	// scan adds dir and its subdirectories to the watcher and observes
 	// every file already there.
@@ -72,7 +100,7 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 				}
 				return err
 			}
-			if p != root && Ignored(d.Name()) {
+			if p != root && (Ignored(d.Name()) || skip(p)) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -88,7 +116,7 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 		})
 	}
 	if err := scan(dir); err != nil {
-		return fmt.Errorf("watch: %w", err)
+		return fmt.Errorf("watching %s: %w", dir, err)
 	}
 	log.Info("watching", "dir", dir, "settle", opts.Settle.String(), "present", s.Pending())
 
@@ -96,8 +124,10 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 	defer tick.Stop()
 	// A writer that renames a finished temporary file into place makes
 	// inotify report the temporary name's Rename and then, as the very next
-	// event, the final name's Create: that pair means "complete now".
-	renamedAway := false
+	// event, the final name's Create: that pair means "complete now". Only
+	// a temporary name (one Ignored, in the same directory) pairs: a file
+	// the handler moved away must not make the next new file complete.
+	renamedAway := ""
 	for {
 		select {
 		case <-ctx.Done():
@@ -108,11 +138,14 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 				return nil
 			}
 			name := filepath.Base(ev.Name)
-			pairedRename := renamedAway
-			renamedAway = false
+			pairedRename := renamedAway != "" && filepath.Dir(renamedAway) == filepath.Dir(ev.Name) && renamedAway != ev.Name
+			renamedAway = ""
 			switch {
+			case skip(ev.Name):
 			case ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Remove):
-				renamedAway = ev.Has(fsnotify.Rename)
+				if ev.Has(fsnotify.Rename) && Ignored(name) {
+					renamedAway = ev.Name
+				}
 				s.Forget(ev.Name)
 			case Ignored(name):
 			case ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Chmod):

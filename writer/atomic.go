@@ -2,7 +2,9 @@ package writer
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -21,11 +23,11 @@ type atomicFile struct {
 func createAtomic(path string) (*atomicFile, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("writer: %w", err)
+		return nil, fmt.Errorf("cannot write %s: %w", path, cause(err))
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return nil, fmt.Errorf("writer: %w", err)
+		return nil, fmt.Errorf("cannot write %s: %w", path, cause(err))
 	}
 	return &atomicFile{path: path, f: f, buf: bufio.NewWriterSize(f, 1<<20)}, nil
 }
@@ -44,23 +46,23 @@ func (a *atomicFile) commit() (err error) {
 	}()
 	if err := a.buf.Flush(); err != nil {
 		a.f.Close()
-		return fmt.Errorf("writer: %s: %w", a.path, err)
+		return fmt.Errorf("writing %s: %w", a.path, cause(err))
 	}
 	// CreateTemp makes the file 0600; outputs are ordinary files.
 	if err := a.f.Chmod(0o644); err != nil {
 		a.f.Close()
-		return fmt.Errorf("writer: %s: %w", a.path, err)
+		return fmt.Errorf("writing %s: %w", a.path, cause(err))
 	}
 	if err := a.f.Sync(); err != nil {
 		a.f.Close()
-		return fmt.Errorf("writer: %s: %w", a.path, err)
+		return fmt.Errorf("writing %s: %w", a.path, cause(err))
 	}
 	// Close, then rename: some systems refuse to rename an open file.
 	if err := a.f.Close(); err != nil {
-		return fmt.Errorf("writer: %s: %w", a.path, err)
+		return fmt.Errorf("writing %s: %w", a.path, cause(err))
 	}
 	if err := os.Rename(a.f.Name(), a.path); err != nil {
-		return fmt.Errorf("writer: %w", err)
+		return fmt.Errorf("writing %s: %w", a.path, cause(err))
 	}
 	if d, err := os.Open(filepath.Dir(a.path)); err == nil {
 		d.Sync()
@@ -77,7 +79,24 @@ func (a *atomicFile) abort() error {
 	a.done = true
 	a.f.Close()
 	if err := os.Remove(a.f.Name()); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("writer: %w", err)
+		return err
 	}
 	return nil
 }
+
+// cause is an os error without its operation and path (the caller names
+// the output itself, not its temporary name). The *fs.PathError stays
+// reachable for errors.As through the returned error's Unwrap.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &bareErr{pe}
+	}
+	return err
+}
+
+// bareErr prints only the reason of a path error.
+type bareErr struct{ pe *fs.PathError }
+
+func (e *bareErr) Error() string { return e.pe.Err.Error() }
+func (e *bareErr) Unwrap() error { return e.pe }

@@ -45,7 +45,7 @@ func JSONSuffix(compression string) (string, error) {
 	case "zstd":
 		return ".jsonl.zst", nil
 	}
-	return "", fmt.Errorf("writer: compression %q is not available for JSON output (none, gzip, zstd)", compression)
+	return "", fmt.Errorf("--compression %q is not available for JSON output (none, gzip, zstd)", compression)
 }
 
 // NewCDCJSONFile writes to path through a temporary file.
@@ -65,7 +65,7 @@ func NewCDCJSONFile(path string, enc Encoder, compression string) (*CDCJSON, err
 		zw, err := zstd.NewWriter(f.buf)
 		if err != nil {
 			f.abort()
-			return nil, fmt.Errorf("writer: %w", err)
+			return nil, fmt.Errorf("zstd: %w", err)
 		}
 		c.zw = zw
 	}
@@ -87,9 +87,17 @@ func (c *CDCJSON) Write(_ context.Context, rec arrow.RecordBatch) error {
 
 func (c *CDCJSON) flush() error {
 	if _, err := c.w.Write(c.buf); err != nil {
-		return fmt.Errorf("writer: %w", err)
+		return c.writeErr(err)
 	}
 	return nil
+}
+
+// writeErr names the output a write failed on.
+func (c *CDCJSON) writeErr(err error) error {
+	if c.file != nil {
+		return fmt.Errorf("writing %s: %w", c.file.path, cause(err))
+	}
+	return fmt.Errorf("writing to stdout: %w", err)
 }
 
 // Close writes what the encoder holds and moves a file into place.
@@ -102,7 +110,7 @@ func (c *CDCJSON) Close() error {
 	if c.zw != nil {
 		if err := c.zw.Close(); err != nil {
 			c.Abort()
-			return fmt.Errorf("writer: %w", err)
+			return c.writeErr(err)
 		}
 	}
 	if c.file != nil {

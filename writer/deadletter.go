@@ -63,10 +63,10 @@ func (d *DeadLetters) Add(entries []DeadLetter) error {
 	for _, e := range entries {
 		b, err := json.Marshal(e)
 		if err != nil {
-			return fmt.Errorf("writer: dead letter: %w", err)
+			return fmt.Errorf("dead letter %s: %w", d.file.path, err)
 		}
 		if _, err := d.file.buf.Write(append(b, '\n')); err != nil {
-			return fmt.Errorf("writer: dead letter: %w", err)
+			return fmt.Errorf("dead letter %s: %w", d.file.path, err)
 		}
 		d.n++
 	}

@@ -67,7 +67,7 @@ func Codec(name string) (compress.Codec, error) {
 	case "none", "uncompressed":
 		return &uncompressed.Codec{}, nil
 	}
-	return nil, fmt.Errorf("writer: unknown compression %q (snappy, zstd, gzip, none)", name)
+	return nil, fmt.Errorf("--compression %q is not a Parquet codec (snappy, zstd, gzip, none)", name)
 }
 
 // Parquet writes one Parquet file: _rowkind (dictionary-encoded strings),
@@ -262,7 +262,7 @@ func (p *Parquet) write(b []byte) error {
 	n, err := p.file.buf.Write(b)
 	p.off += int64(n)
 	if err != nil {
-		return fmt.Errorf("writer: parquet: %w", err)
+		return fmt.Errorf("writing %s: %w", p.file.path, err)
 	}
 	return nil
 }
@@ -750,7 +750,7 @@ func (p *Parquet) finish() error {
 func (p *Parquet) writeThrift(v any, what string) (off int64, n int32, err error) {
 	b, err := thrift.Marshal(new(thrift.CompactProtocol), v)
 	if err != nil {
-		return 0, 0, fmt.Errorf("writer: parquet %s: %w", what, err)
+		return 0, 0, fmt.Errorf("parquet %s: %w", what, err)
 	}
 	off = p.off
 	return off, int32(len(b)), p.write(b)

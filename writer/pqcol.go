@@ -419,7 +419,7 @@ func (l *leaf) indexPage(dst []byte, idx []int32, n int) ([]byte, error) {
 	e := rle.Encoding{BitWidth: width}
 	var err error
 	if l.scratch, err = e.EncodeInt32(l.scratch[:0], idx); err != nil {
-		return nil, fmt.Errorf("writer: parquet dictionary indices: %w", err)
+		return nil, fmt.Errorf("parquet dictionary indices: %w", err)
 	}
 	return append(append(dst, byte(width)), l.scratch...), nil
 }
@@ -438,7 +438,7 @@ func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values [
 	}
 	compressed, err := codec.Encode(l.scratch[:0], values)
 	if err != nil {
-		return fmt.Errorf("writer: parquet %s: %w", codec, err)
+		return fmt.Errorf("parquet %s: %w", codec, err)
 	}
 	l.scratch = compressed
 	h := format.PageHeader{
@@ -501,7 +501,7 @@ func (l *leaf) appendLevels(levels []uint8, maxLevel int, what string) (int, err
 	e := rle.Encoding{BitWidth: bits.Len(uint(maxLevel))}
 	var err error
 	if l.scratch, err = e.EncodeLevels(l.scratch[:0], levels); err != nil {
-		return 0, fmt.Errorf("writer: parquet %s levels: %w", what, err)
+		return 0, fmt.Errorf("parquet %s levels: %w", what, err)
 	}
 	l.levels = append(l.levels, l.scratch...)
 	return len(l.scratch), nil
@@ -512,7 +512,7 @@ func (l *leaf) appendLevels(levels []uint8, maxLevel int, what string) (int, err
 func (l *leaf) appendPage(h *format.PageHeader, body ...[]byte) (int, error) {
 	header, err := thrift.Marshal(new(thrift.CompactProtocol), h)
 	if err != nil {
-		return 0, fmt.Errorf("writer: parquet page header: %w", err)
+		return 0, fmt.Errorf("parquet page header: %w", err)
 	}
 	l.chunk = append(l.chunk, header...)
 	for _, b := range body {
@@ -671,7 +671,7 @@ func (l *leaf) writeDictPage(codec compress.Codec, vals []string) error {
 	}
 	compressed, err := codec.Encode(nil, plain)
 	if err != nil {
-		return fmt.Errorf("writer: parquet %s: %w", codec, err)
+		return fmt.Errorf("parquet %s: %w", codec, err)
 	}
 	h := format.PageHeader{
 		Type:                 format.DictionaryPage,

@@ -45,7 +45,7 @@ func (p *Print) Write(_ context.Context, rec arrow.RecordBatch) error {
 		line = append(line, ']', '\n')
 		p.line = line
 		if _, err := p.w.Write(line); err != nil {
-			return fmt.Errorf("writer: print: %w", err)
+			return fmt.Errorf("writing to stdout: %w", err)
 		}
 	}
 	return nil
@@ -54,7 +54,7 @@ func (p *Print) Write(_ context.Context, rec arrow.RecordBatch) error {
 // Close flushes buffered output.
 func (p *Print) Close() error {
 	if err := p.w.Flush(); err != nil {
-		return fmt.Errorf("writer: print: %w", err)
+		return fmt.Errorf("writing to stdout: %w", err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -227,6 +228,10 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		defer func() { close(stop); <-done }()
 	}
 	st, err := pipeline.Run(ctx, cfg, paths)
+	var setupErr *pipeline.SetupError
+	if errors.As(err, &setupErr) {
+		return err // nothing was read: no summary, no report
+	}
 	if o.report != "" {
 		if rerr := writeReport(o.report, st, err); rerr != nil && err == nil {
 			err = rerr
@@ -411,6 +416,15 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	if len(paths) == 0 {
 		return cfg, nil, usagef("no input PATH given")
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return cfg, nil, usagef("input %s: %v", p, err)
+		}
 	}
 	cfg = pipeline.Config{
 		Format: f, Schema: schema, Options: opts, To: to, OutDir: o.out,

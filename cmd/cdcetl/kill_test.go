@@ -97,3 +97,95 @@ func eachRowOnce(t *testing.T, files []string, n int) {
 		}
 	}
 }
+
+// TestKillWithCollisionsAndMoves: 50 rounds, each landing new inputs and
+// starting a conversion that is killed with SIGKILL at a random moment.
+// The two arguments hold the same relative paths (so half the inputs get
+// "~2" outputs), converted inputs are moved away, and new files keep
+// landing under names converted and moved before. After a last full run
+// every row is in the outputs exactly once, every input is in done/
+// exactly once and nowhere else, and no temporary or pending file is left.
+func TestKillWithCollisionsAndMoves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cdcetl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	d1, d2, out, done := filepath.Join(dir, "d1"), filepath.Join(dir, "d2"), filepath.Join(dir, "out"), filepath.Join(dir, "done")
+	const rows = 4000
+	id := 0
+	land := func(d, name string) {
+		var b strings.Builder
+		for r := 0; r < rows; r++ {
+			fmt.Fprintf(&b, `{"before":null,"after":{"id":%d,"name":"n%d"},"op":"c"}`+"\n", id, id)
+			id++
+		}
+		p := filepath.Join(d, "s", name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p+".tmp", []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Rename(p+".tmp", p) // complete files only, as a landing directory gets them
+	}
+	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING",
+		"--to", "json", "-o", out, "--on-success", "move=" + done, "--workers", "2", d1, d2}
+	rng := rand.New(rand.NewPCG(3, 9))
+	killed := 0
+	for k := 0; k < 50; k++ {
+		for _, d := range []string{d1, d2} {
+			land(d, fmt.Sprintf("r%02d.json", k))
+			// A name converted (and moved away) before lands again, unless
+			// the last one is still waiting.
+			if _, err := os.Stat(filepath.Join(d, "s", "again.json")); err != nil {
+				land(d, "again.json")
+			}
+		}
+		cmd := exec.Command(bin, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(60)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		if cmd.Wait() != nil {
+			killed++
+		}
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	t.Logf("%d of 50 runs were killed before they finished; %d rows", killed, id)
+	if killed < 15 {
+		t.Errorf("only %d runs were killed mid-way: the test did not test much", killed)
+	}
+	var outs []string
+	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && !strings.HasPrefix(d.Name(), "_") && !strings.Contains(p, "_dead_letters") {
+			outs = append(outs, p)
+		}
+		if err == nil && (strings.HasSuffix(p, ".tmp") || d.Name() == "_cdcetl_pending.jsonl") {
+			t.Errorf("left behind: %s", p)
+		}
+		return nil
+	})
+	eachRowOnce(t, outs, id)
+	moved := jsonIDs(t, done)
+	if len(moved) != id {
+		t.Fatalf("%d rows in done/, want %d", len(moved), id)
+	}
+	for i, v := range moved {
+		if v != i {
+			t.Fatalf("done/ holds row %d where %d was expected (a lost or doubled input)", v, i)
+		}
+	}
+	for _, d := range []string{d1, d2} {
+		filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				t.Errorf("input left: %s", p)
+			}
+			return nil
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/pipeline"
+	"github.com/cdcetl/cdcetl/reader"
 )
 
 // version is the tool version recorded in outputs.
@@ -132,7 +133,8 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitInterrupted
 	case errors.Is(err, pipeline.ErrPartial):
 		return exitPartial
-	case errors.As(err, &ue), errors.As(err, &se), errors.Is(err, decode.ErrOption):
+	case errors.As(err, &ue), errors.As(err, &se), errors.Is(err, decode.ErrOption),
+		errors.Is(err, pipeline.ErrConversionChanged), errors.Is(err, reader.ErrOwnOutput):
 		return exitUsage
 	}
 	return exitFailed

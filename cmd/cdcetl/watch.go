@@ -110,7 +110,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return err
 	}
-	err = watch.Watch(ctx, landing, watch.Options{Settle: o.settle, Log: log}, handle)
+	err = watch.Watch(ctx, landing, watch.Options{Settle: o.settle, Log: log, Exclude: cfg.OwnDirs()}, handle)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -1,0 +1,317 @@
+package pipeline
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/cdcetl/cdcetl/reader"
+	"github.com/cdcetl/cdcetl/writer"
+)
+
+// Where each input's outputs go, so that two inputs never share one, and
+// what happens to an input afterwards, so that a move never overwrites.
+//
+// An input's outputs all share one stem: its path relative to its argument
+// (compression suffixes dropped), then ".parquet" or ".jsonl[.gz|.zst]",
+// and "_dead_letters/<stem>.jsonl". A stem belongs to the input (path and
+// generation) whose journal entry lists it. When the natural stem belongs
+// to another input (two arguments holding the same relative path; a new
+// file under a name already converted and moved away), the input gets the
+// first free of "<stem>~2", "<stem>~3", ... Names are decided in input
+// order against the journal, so a rerun after a crash picks the same ones.
+
+// baseStem is an input's natural stem.
+func baseStem(rel string) string {
+	for _, ext := range []string{".gz", ".zst"} {
+		rel = strings.TrimSuffix(rel, ext)
+	}
+	return rel
+}
+
+// outputSuffixes are the endings a stem's main output may have.
+var outputSuffixes = []string{".parquet", ".jsonl.gz", ".jsonl.zst", ".jsonl"}
+
+// stemOf is the stem of an entry's outputs ("" when it has none).
+func stemOf(outputs []string) string {
+	for _, o := range outputs {
+		if strings.HasPrefix(o, "_dead_letters"+string(filepath.Separator)) || filepath.IsAbs(o) {
+			continue
+		}
+		for _, s := range outputSuffixes {
+			if strings.HasSuffix(o, s) {
+				return strings.TrimSuffix(o, s)
+			}
+		}
+	}
+	return ""
+}
+
+// stemName is the n-th candidate stem (n ≥ 1) for base.
+func stemName(base string, n int) string {
+	if n == 1 {
+		return base
+	}
+	return base + "~" + strconv.Itoa(n)
+}
+
+// allocator hands out stems for one run.
+type allocator struct {
+	j       *Journal // nil without an output directory
+	claimed map[string]inputKey
+}
+
+func newAllocator(j *Journal) *allocator {
+	return &allocator{j: j, claimed: map[string]inputKey{}}
+}
+
+// free reports whether stem s can be k's.
+func (a *allocator) free(s string, k inputKey) bool {
+	if c, ok := a.claimed[s]; ok && c != k {
+		return false
+	}
+	if a.j != nil {
+		if o, ok := a.j.owner(s); ok && o != k {
+			return false
+		}
+	}
+	return true
+}
+
+// stem returns input k's stem: the one its journal entry already has, or
+// the first free candidate for base.
+func (a *allocator) stem(k inputKey, base string) string {
+	if a.j != nil {
+		a.j.mu.Lock()
+		e, ok := a.j.entries[k]
+		a.j.mu.Unlock()
+		if s := stemOf(e.Outputs); ok && e.Status == StatusOK && s != "" && a.free(s, k) {
+			a.claimed[s] = k
+			return s
+		}
+	}
+	for n := 1; ; n++ {
+		if s := stemName(base, n); a.free(s, k) {
+			a.claimed[s] = k
+			return s
+		}
+	}
+}
+
+// generation decides which input the file f at abs is: the latest journal
+// entry's, unless that input was moved or deleted and f differs from it
+// (then f is a new input, one generation on).
+func generation(j *Journal, abs string, f reader.File) (int, error) {
+	if j == nil {
+		return 0, nil
+	}
+	e, ok := j.Lookup(abs)
+	if !ok {
+		return 0, nil
+	}
+	if e.Disposed == "" {
+		return e.Gen, nil
+	}
+	same, err := sameInput(e, abs, f.Size, f.ModTime)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	if same {
+		return e.Gen, nil
+	}
+	return e.Gen + 1, nil
+}
+
+// The pending file lists the stems a run is about to write, synced before
+// any output is: a run killed between an output's rename and its journal
+// entry leaves an output no entry lists, which the next start removes (its
+// input is converted again, perhaps under another name), so no row is ever
+// in two outputs.
+const pendingName = "_cdcetl_pending.jsonl"
+
+type pendingStem struct {
+	Stem string `json:"stem"`
+	// Dead is the dead-letter file's path when it is outside the output
+	// directory.
+	Dead string `json:"dead,omitempty"`
+}
+
+// writePending records the stems of a run.
+func writePending(dir string, stems []pendingStem) error {
+	var b []byte
+	for _, s := range stems {
+		line, _ := json.Marshal(s)
+		b = append(append(b, line...), '\n')
+	}
+	path := filepath.Join(dir, pendingName)
+	if err := writeSynced(path, b); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
+}
+
+// recoverPending removes the outputs of a killed run that no journal entry
+// lists, then the pending file.
+func recoverPending(dir string, j *Journal) error {
+	path := filepath.Join(dir, pendingName)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var p pendingStem
+		if json.Unmarshal(sc.Bytes(), &p) != nil || p.Stem == "" {
+			continue // torn by the crash: nothing of it was written yet
+		}
+		if _, ok := j.owner(p.Stem); ok {
+			continue
+		}
+		paths := []string{filepath.Join(dir, "_dead_letters", p.Stem+".jsonl")}
+		for _, s := range outputSuffixes {
+			paths = append(paths, filepath.Join(dir, p.Stem+s))
+		}
+		if p.Dead != "" {
+			paths = append(paths, p.Dead)
+		}
+		for _, o := range paths {
+			if err := os.Remove(o); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("removing an output of an interrupted run: %w", err)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.Remove(path)
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// freeName is the first of dir/rel, dir/rel~2, ... that does not exist.
+func freeName(dir, rel string) (string, error) {
+	for n := 1; ; n++ {
+		p := filepath.Join(dir, stemName(rel, n))
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			return p, nil
+		} else if err != nil {
+			return "", err
+		}
+	}
+}
+
+// errExists marks a move whose destination appeared meanwhile.
+var errExists = errors.New("destination exists")
+
+// moveNoClobber moves src to dst, failing with errExists rather than
+// replacing a file already there: a hard link then the removal of src
+// (same file system), else a copy to a new file, synced, then the removal.
+// A move already done (dst is src's file, or src is gone and dst exists)
+// is not an error.
+func moveNoClobber(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	si, err := os.Lstat(src)
+	if err != nil {
+		if _, derr := os.Lstat(dst); errors.Is(err, os.ErrNotExist) && derr == nil {
+			return nil // moved before a crash; only the journal did not know
+		}
+		return err
+	}
+	if di, err := os.Lstat(dst); err == nil {
+		if os.SameFile(si, di) {
+			return removeSynced(src)
+		}
+		return errExists
+	}
+	err = os.Link(src, dst)
+	switch {
+	case err == nil:
+	case errors.Is(err, os.ErrExist):
+		return errExists
+	case errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EMLINK):
+		if err := copyNew(src, dst); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	syncDir(filepath.Dir(dst))
+	return removeSynced(src)
+}
+
+func removeSynced(p string) error {
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	syncDir(filepath.Dir(p))
+	return nil
+}
+
+// copyNew copies src to a new file dst (never an existing one), synced.
+func copyNew(src, dst string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return errExists
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			out.Close()
+			os.Remove(dst)
+		}
+	}()
+	if _, err = io.Copy(out, in); err != nil {
+		return err
+	}
+	if err = out.Sync(); err != nil {
+		return err
+	}
+	return out.Close()
+}
+
+// outputNames are the main output's and the dead-letter file's paths for a
+// stem.
+func (r *run) outputNames(stem string) (main, dead string, err error) {
+	cfg := r.cfg
+	switch {
+	case cfg.To == ToParquet:
+		main = stem + ".parquet"
+	case cfg.Target != nil:
+		suffix, err := writer.JSONSuffix(cfg.JSONCompression)
+		if err != nil {
+			return "", "", err
+		}
+		main = stem + suffix
+	}
+	if cfg.DeadLetterDir != "" {
+		dead = filepath.Join(cfg.DeadLetterDir, stem+".jsonl")
+	}
+	return main, dead, nil
+}
