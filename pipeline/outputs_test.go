@@ -1,0 +1,120 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPendingOutputsOfAKilledRun: a run killed after an output's rename
+// and before its journal entry leaves an output no entry lists; the next
+// start removes it (its input is converted again, perhaps under another
+// name), and keeps every output an entry lists.
+func TestPendingOutputsOfAKilledRun(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInputs(t, dir, 2, 3)
+	out := filepath.Join(dir, "out")
+	cfg := canalConfig(t, 1)
+	cfg.To, cfg.OutDir = ToParquet, out
+	if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
+		t.Fatal(err)
+	}
+	// What a kill leaves: an output of a stem the journal does not know,
+	// listed in the pending file, and its dead letters.
+	orphan := filepath.Join(out, "sub9", "lost.json.parquet")
+	os.MkdirAll(filepath.Dir(orphan), 0o755)
+	os.WriteFile(orphan, []byte("PAR1"), 0o644)
+	orphanDead := filepath.Join(out, "_dead_letters", "sub9", "lost.json.jsonl")
+	os.MkdirAll(filepath.Dir(orphanDead), 0o755)
+	os.WriteFile(orphanDead, []byte("{}\n"), 0o644)
+	if err := writePending(out, []pendingStem{{Stem: filepath.Join("sub9", "lost.json")}, {Stem: filepath.Join("sub0", "f00.json")}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Run(context.Background(), cfg, []string{in})
+	if err != nil || st.Skipped != 2 {
+		t.Fatalf("rerun: %+v %v", st, err)
+	}
+	for _, p := range []string{orphan, orphanDead, filepath.Join(out, pendingName)} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "sub0", "f00.json.parquet")); err != nil {
+		t.Errorf("a journaled output was removed: %v", err)
+	}
+}
+
+// TestJournalKeepsEveryGeneration: compacting the journal keeps the entry
+// of every input seen at a path, so an old generation's outputs stay its
+// own after a rewrite.
+func TestJournalKeepsEveryGeneration(t *testing.T) {
+	dir := t.TempDir()
+	j, err := OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for gen := 0; gen < 3; gen++ {
+		stem := "x.json"
+		if gen > 0 {
+			stem = fmt.Sprintf("x.json~%d", gen+1)
+		}
+		for k := 0; k < 60; k++ { // superseded lines, so the next open compacts
+			if err := j.Record(Entry{Path: "/in/x.json", Gen: gen, Size: int64(k), Status: StatusOK, Outputs: []string{stem + ".parquet"}, Disposed: DisposedMoved}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	j.Close()
+	j, err = OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if n := len(j.Entries()); n != 3 {
+		t.Fatalf("%d entries after compaction, want 3", n)
+	}
+	for gen, stem := range []string{"x.json", "x.json~2", "x.json~3"} {
+		if k, ok := j.owner(stem); !ok || k.gen != gen {
+			t.Errorf("stem %s owned by %+v, %v; want generation %d", stem, k, ok, gen)
+		}
+	}
+	if e, _ := j.Lookup("/in/x.json"); e.Gen != 2 {
+		t.Errorf("latest generation %d, want 2", e.Gen)
+	}
+}
+
+// TestMoveNoClobber: a move never replaces a file; a move already done
+// (the destination is the source's file, or the source is gone) succeeds.
+func TestMoveNoClobber(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "a"), filepath.Join(dir, "done", "a")
+	os.WriteFile(src, []byte("new"), 0o644)
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	os.WriteFile(dst, []byte("old"), 0o644)
+	if err := moveNoClobber(src, dst); !errors.Is(err, errExists) {
+		t.Fatalf("onto an existing file: %v, want errExists", err)
+	}
+	if b, _ := os.ReadFile(dst); string(b) != "old" {
+		t.Fatalf("destination overwritten: %q", b)
+	}
+	free, err := freeName(filepath.Join(dir, "done"), "a")
+	if err != nil || free != dst+"~2" {
+		t.Fatalf("freeName = %q, %v", free, err)
+	}
+	os.Link(src, free) // a kill between the link and the removal
+	if err := moveNoClobber(src, free); err != nil {
+		t.Fatalf("finishing a half-done move: %v", err)
+	}
+	if _, err := os.Stat(src); !errors.Is(err, os.ErrNotExist) {
+		t.Error("source still there")
+	}
+	if err := moveNoClobber(src, free); err != nil {
+		t.Errorf("a move already done: %v", err)
+	}
+	if b, _ := os.ReadFile(free); string(b) != "new" {
+		t.Errorf("moved file holds %q", b)
+	}
+}
