@@ -23,6 +23,7 @@ type conv func(v []byte, t jsonparser.ValueType) error
 // scratch buffers. Converters are built once per schema (no type switch per
 // value) and are not safe for concurrent use.
 type convCtx struct {
+	format        string // the format's name, for hints
 	lenient       bool
 	exact         bool // the schema has a DECIMAL: Jackson reads fractions as exact decimals
 	iso           bool // timestamp-format.standard = ISO-8601
@@ -45,6 +46,13 @@ func (cx *convCtx) fail(v []byte, typ string, why string) error {
 		msg += ": " + why
 	}
 	return &msgError{off: cx.valueOff(v), err: errorf(ErrType, msg)}
+}
+
+// failHint is fail with a hint for the user (see [Hint]).
+func (cx *convCtx) failHint(v []byte, typ, why, hint string) error {
+	err := cx.fail(v, typ, why)
+	err.(*msgError).hint = hint
+	return err
 }
 
 // valueOff is the offset of value v in the message, at a string's opening
@@ -209,7 +217,7 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 				return nil
 			}
 			if !cx.dec.parse(text) {
-				return cx.fail(v, name, "")
+				return cx.failHint(v, name, "", decimalHint(text, t))
 			}
 			n, ok := cx.dec.toDecimal128(p, s)
 			if !ok {
@@ -273,7 +281,7 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 		return func(v []byte, t jsonparser.ValueType) error {
 			d, ok := parseDate(cx.textOf(v, t))
 			if !ok {
-				return cx.fail(v, name, "expected yyyy-MM-dd")
+				return cx.failHint(v, name, "expected yyyy-MM-dd", dateHint(cx.textOf(v, t), t))
 			}
 			c.Append(d)
 			return nil
@@ -304,7 +312,7 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 		return func(v []byte, t jsonparser.ValueType) error {
 			ct, ok := parseTimestamp(cx.textOf(v, t), cx.iso, ltz)
 			if !ok {
-				return cx.fail(v, name, want)
+				return cx.failHint(v, name, want, timestampHint(cx.format, cx.textOf(v, t), t, cx.iso, ltz))
 			}
 			ts, ok := arrowconv.EpochValue(ct.days, ct.nsOfDay, unit)
 			if !ok {

@@ -248,7 +248,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 		format: f,
 		opts:   opts,
 		b:      b,
-		cx:     &convCtx{lenient: opts.IgnoreParseErrors, exact: s.HasDecimal(), iso: opts.TimestampISO, failOnMissing: opts.FailOnMissingField},
+		cx:     &convCtx{format: f.Name, lenient: opts.IgnoreParseErrors, exact: s.HasDecimal(), iso: opts.TimestampISO, failOnMissing: opts.FailOnMissingField},
 	}
 	var physCols []arrowconv.Column
 	for i, c := range s.Columns {
@@ -638,7 +638,7 @@ func Locate(err error, file string, line int, offset int64) *Error {
 	e := &Error{File: file, Line: line, Offset: offset, Err: err}
 	var me *msgError
 	if errors.As(err, &me) {
-		e.Path = me.path
+		e.Path, e.Hint = me.path, me.hint
 		if me.off >= 0 {
 			e.Column = me.off + 1
 		}

@@ -35,6 +35,9 @@ type Error struct {
 	Offset int64 // byte offset of the line in the file
 	Path   string
 	Err    error
+	// Hint, when set, says what the user most likely has to change (see
+	// [Hint]); it is not part of Error().
+	Hint string
 }
 
 // Error prints file:line:col: path: reason, the form editors can jump to.
@@ -64,6 +67,7 @@ type msgError struct {
 	path string
 	off  int
 	err  error
+	hint string
 }
 
 func (e *msgError) Error() string {
@@ -101,7 +105,7 @@ func withPath(err error, name string) error {
 				p = name + "." + me.path
 			}
 		}
-		return &msgError{path: p, off: me.off, err: me.err}
+		return &msgError{path: p, off: me.off, err: me.err, hint: me.hint}
 	}
 	return &msgError{path: name, off: -1, err: err}
 }

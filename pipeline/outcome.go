@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,6 +71,9 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			fr.dead.Abort()
 		}
 	}
+	if err == nil {
+		st.Warnings = r.columnWarnings(fr, st)
+	}
 	fs := FileStats{idx: fr.idx, Path: fr.file.Path, Outputs: fr.outputs, Stats: st}
 	keepGoing := err != nil && cfg.KeepGoing && isInputError(err)
 	if err == nil {
@@ -121,6 +125,37 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		return nil
 	}
 	return err
+}
+
+// columnWarnings names the physical columns that were NULL in every row of
+// a file whose first message has no such key: a schema that does not match
+// the messages (ID vs id), not a column that happens to be empty.
+func (r *run) columnWarnings(fr *fileRun, st Stats) []string {
+	if fr.nonNull == nil || fr.first == nil {
+		return nil
+	}
+	var keys []string
+	var out []string
+	for c, col := range r.cfg.Schema.Columns {
+		if col.IsMetadata() || fr.nonNull[c] {
+			continue
+		}
+		if keys == nil {
+			keys = decode.RowKeys(r.cfg.Format, r.cfg.Options, fr.first)
+			if keys == nil {
+				return nil
+			}
+		}
+		if slices.Contains(keys, col.Name) {
+			continue
+		}
+		w := fmt.Sprintf("%s: column %s is NULL in all %d rows: the messages have no key %q", fr.file.Path, col.Name, st.TotalRows(), col.Name)
+		if near := decode.Closest(col.Name, keys); near != "" {
+			w += fmt.Sprintf(" (they have %q; names are case-sensitive)", near)
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // isInputError reports whether err is about the input itself (a message

@@ -181,7 +181,10 @@ type Stats struct {
 	// Failed counts inputs that failed (KeepGoing).
 	Skipped int `json:"skipped_inputs"`
 	Failed  int `json:"failed_inputs"`
-	// PerFile holds each converted input's own counts, in input order.
+	// Warnings are things that look wrong but did not stop the run (a
+	// column no message has, canal messages of several tables).
+	Warnings []string `json:"warnings,omitempty"`
+	// PerFile holds each input's own counts, in input order.
 	PerFile []FileStats `json:"per_file,omitempty"`
 }
 
@@ -261,6 +264,7 @@ func (s *Stats) add(o Stats) {
 	s.DeadLetters += o.DeadLetters
 	s.Skipped += o.Skipped
 	s.Failed += o.Failed
+	s.Warnings = append(s.Warnings, o.Warnings...)
 	for i := range s.Rows {
 		s.Rows[i] += o.Rows[i]
 	}
@@ -333,6 +337,9 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		cfg.DeadLetterDir = filepath.Join(cfg.OutDir, "_dead_letters")
 	}
 	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
+	if cfg.Format != nil && cfg.Format.Name == "canal-json" && cfg.Options.DatabaseInclude == "" && cfg.Options.TableInclude == "" {
+		r.tables = &decode.TableSet{}
+	}
 	alloc := newAllocator(nil)
 	var planned []pendingStem
 	keys := make([]inputKey, len(files))
@@ -481,6 +488,9 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		dcancel()
 	}
 	sort.Slice(r.total.PerFile, func(a, b int) bool { return r.total.PerFile[a].idx < r.total.PerFile[b].idx })
+	if r.tables != nil && r.tables.Len() > 1 {
+		r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("canal-json messages of %d tables (%s) were all decoded with one schema: pick one with --option canal-json.table.include=REGEX (and database.include)", r.tables.Len(), r.tables))
+	}
 	if err == nil && len(r.failed) > 0 {
 		err = errors.Join(append([]error{ErrPartial}, r.failed...)...)
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"sync"
@@ -31,6 +32,19 @@ type run struct {
 	// unsettled: an output was committed but not journaled; the pending
 	// file must outlive the run.
 	unsettled bool
+	// tables holds the canal tables sampled, when no filter is set (else
+	// nil).
+	tables *decode.TableSet
+}
+
+// tableSamples is how many messages of each chunk are sampled for their
+// table.
+const tableSamples = 64
+
+func (r *run) addTable(name string) {
+	r.mu.Lock()
+	r.tables.Add(name)
+	r.mu.Unlock()
 }
 
 // fileRun is one input file on its way through the pool.
@@ -49,6 +63,10 @@ type fileRun struct {
 	w       writer.Writer    // file output, or nil
 	stream  chan arrow.RecordBatch
 	recycle func([]byte)
+	// nonNull[c] is set once physical column c (schema index) held a value;
+	// first is the file's first message that gave rows.
+	nonNull []bool
+	first   []byte
 }
 
 type chunkJob struct {
@@ -63,6 +81,9 @@ type chunkResult struct {
 	st   Stats
 	err  error
 	dead []writer.DeadLetter
+	// first is a copy of the file's first message that gave rows (chunk 0
+	// only), for the warning about columns no message has.
+	first []byte
 }
 
 // feed cuts a file into chunks and queues them for the workers.
@@ -145,12 +166,25 @@ func (r *run) worker(ctx context.Context) error {
 				res.recs = append(res.recs, rec)
 			}
 		}
+		sampled := 0
 		job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
 			res.st.Lines++
+			if sampled < tableSamples && r.tables != nil {
+				// A few messages per chunk say whether canal messages of
+				// several tables share this one schema.
+				sampled++
+				if name := decode.TableOf(msg); name != "" {
+					r.addTable(name)
+				}
+			}
 			res.st.Bytes += int64(len(msg)) + 1
 			out, err := dec.Decode(msg)
 			if err != nil {
-				res.err = decode.Locate(err, pos.File, pos.Line, pos.Offset)
+				de := decode.Locate(err, pos.File, pos.Line, pos.Offset)
+				if de.Hint == "" {
+					de.Hint = decode.Hint(cfg.Format, cfg.Options, msg, err)
+				}
+				res.err = de
 				// The file fails: this chunk's rows are not written.
 				if rec := b.Flush(); rec != nil {
 					rec.Release()
@@ -160,6 +194,9 @@ func (r *run) worker(ctx context.Context) error {
 			switch out.Outcome {
 			case decode.Emitted:
 				res.st.Messages++
+				if res.first == nil && job.seq == 0 && out.Rows > 0 {
+					res.first = bytes.Clone(msg)
+				}
 			case decode.Blank:
 				res.st.Blank++
 			case decode.SkippedDDL:
@@ -247,7 +284,11 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 				release(res)
 				return res.err
 			}
+			if res.first != nil {
+				fr.first = res.first
+			}
 			for i, rec := range res.recs {
+				fr.noteValues(rec)
 				if err := r.write(ctx, fr, rec); err != nil {
 					release(chunkResult{recs: res.recs[i+1:]})
 					return err
@@ -256,6 +297,20 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 		}
 	}
 	return nil
+}
+
+// noteValues records which columns of rec hold a value (NullN is kept by
+// every Arrow array: no scan).
+func (fr *fileRun) noteValues(rec arrow.RecordBatch) {
+	if fr.nonNull == nil {
+		fr.nonNull = make([]bool, rec.NumCols()-1)
+	}
+	n := int(rec.NumRows())
+	for c := range fr.nonNull {
+		if !fr.nonNull[c] && rec.Column(c+1).NullN() < n {
+			fr.nonNull[c] = true
+		}
+	}
 }
 
 // write hands one batch to the file's writer or the shared stream; the

@@ -232,6 +232,9 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if errors.As(err, &setupErr) {
 		return err // nothing was read: no summary, no report
 	}
+	for _, w := range st.Warnings {
+		fmt.Fprintln(stderr, "cdcetl: warning:", w)
+	}
 	if o.report != "" {
 		if rerr := writeReport(o.report, st, err); rerr != nil && err == nil {
 			err = rerr

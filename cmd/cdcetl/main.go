@@ -126,6 +126,10 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintln(stderr, "cdcetl:", err)
+	var de *decode.Error
+	if errors.As(err, &de) && de.Hint != "" {
+		fmt.Fprintln(stderr, "  hint:", de.Hint)
+	}
 	var ue usageError
 	var se *arrowconv.SchemaError
 	switch {

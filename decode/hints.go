@@ -1,0 +1,313 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/buger/jsonparser"
+)
+
+// Hints: one line after an error, saying what the user most likely has to
+// change. They are computed only when a message has failed (never on the
+// decoding path), from the error and the message.
+
+// Sniffed is what a message's top-level keys say about its producer.
+type Sniffed struct {
+	// Format is the format whose envelope the keys match, or "".
+	Format string
+	// SchemaInclude: a Debezium schema/payload envelope.
+	SchemaInclude bool
+	// Keys are the top-level keys that decided it.
+	Keys []string
+}
+
+// Sniff reads a message's top-level keys and says which format's envelope
+// they are: Canal ("data" array and "type", with "isDdl", "pkNames",
+// "mysqlType", "sqlType" or "es"), Maxwell ("database", "table", "type"
+// and "data", lower-case types), GoldenGate ("op_type" and "table"),
+// Debezium ("op" with "before"/"after"/"source", or a "schema"/"payload"
+// envelope). TiCDC's canal-json counts as Canal.
+func Sniff(msg []byte) Sniffed {
+	msg = bytes.TrimPrefix(msg, []byte("\xef\xbb\xbf"))
+	keys := map[string]jsonparser.ValueType{}
+	var typ []byte
+	var payload []byte
+	jsonparser.ObjectEach(msg, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+		keys[string(k)] = t
+		switch string(k) {
+		case "type":
+			typ = v
+		case "payload":
+			payload = v
+		}
+		return nil
+	})
+	has := func(k string, t ...jsonparser.ValueType) bool {
+		vt, ok := keys[k]
+		if !ok {
+			return false
+		}
+		if len(t) == 0 {
+			return true
+		}
+		for _, x := range t {
+			if vt == x {
+				return true
+			}
+		}
+		return false
+	}
+	found := func(ks ...string) []string {
+		var out []string
+		for _, k := range ks {
+			if has(k) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	switch {
+	case has("payload", jsonparser.Object) && has("schema"):
+		inner := Sniff(payload)
+		if inner.Format == "debezium-json" {
+			return Sniffed{Format: "debezium-json", SchemaInclude: true, Keys: []string{"schema", "payload"}}
+		}
+	case has("op") && (has("before") || has("after") || has("source")):
+		return Sniffed{Format: "debezium-json", Keys: found("op", "before", "after", "source")}
+	case has("op_type") && has("table"):
+		return Sniffed{Format: "ogg-json", Keys: found("op_type", "table", "before", "after")}
+	case has("data", jsonparser.Array) && has("type") && (has("isDdl") || has("pkNames") || has("mysqlType") || has("sqlType") || has("es")):
+		return Sniffed{Format: "canal-json", Keys: found("data", "type", "isDdl", "pkNames", "mysqlType", "sqlType")}
+	case has("database") && has("table") && has("type") && has("data", jsonparser.Object) && isLower(typ):
+		return Sniffed{Format: "maxwell-json", Keys: found("database", "table", "type", "data")}
+	}
+	return Sniffed{}
+}
+
+func isLower(b []byte) bool { return len(b) > 0 && bytes.Equal(b, bytes.ToLower(b)) }
+
+// Hint returns a one-line suggestion for a message of format f (decoded
+// with opts) that failed with err, or "" when there is none to give.
+func Hint(f *Format, opts Options, msg []byte, err error) string {
+	var me *msgError
+	if errors.As(err, &me) && me.hint != "" {
+		return me.hint
+	}
+	g := Sniff(msg)
+	switch {
+	case f.Name == "debezium-json" && g.SchemaInclude && !opts.SchemaInclude:
+		return "the message is a Debezium schema/payload envelope: add --option debezium-json.schema-include=true"
+	case f.Name == "debezium-json" && opts.SchemaInclude && g.Format == "debezium-json" && !g.SchemaInclude:
+		return "the message has no schema/payload envelope: drop debezium-json.schema-include (or set it to false)"
+	case g.SchemaInclude && f.Name != "debezium-json":
+		return fmt.Sprintf("the message looks like a Debezium schema/payload envelope (it has %s): use --format debezium-json --option debezium-json.schema-include=true", quoteKeys(g.Keys))
+	case g.Format != "" && g.Format != f.Name:
+		return fmt.Sprintf("the message looks like %s (it has %s): use --format %s", g.Format, quoteKeys(g.Keys), g.Format)
+	}
+	if errors.Is(err, ErrUnknownOp) {
+		switch f.Name {
+		case "canal-json":
+			return "Flink's canal-json skips only CREATE among Canal's DDL and control messages; to skip the others too (counted as dropped and dead-lettered) add --option canal-json.ignore-parse-errors=true"
+		case "maxwell-json":
+			return "Flink's maxwell-json knows only insert, update and delete; to skip DDL and bootstrap records (counted as dropped and dead-lettered) add --option maxwell-json.ignore-parse-errors=true"
+		case "debezium-json":
+			return "Flink's debezium-json knows only the ops c, r, u and d; to skip truncate (t) and message (m) records (counted as dropped and dead-lettered) add --option debezium-json.ignore-parse-errors=true"
+		case "ogg-json":
+			return "Flink's ogg-json knows only the op_types I, U and D; to skip truncates (T) and other records (counted as dropped and dead-lettered) add --option ogg-json.ignore-parse-errors=true"
+		}
+	}
+	return ""
+}
+
+func quoteKeys(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = `"` + k + `"`
+	}
+	return strings.Join(q, ", ")
+}
+
+// timestampHint says why text that failed as TIMESTAMP(p) or
+// TIMESTAMP_LTZ(p) under the given standard probably did: an epoch number,
+// the other standard, a missing or numeric zone.
+func timestampHint(format string, v []byte, t jsonparser.ValueType, iso, ltz bool) string {
+	opt := format + ".timestamp-format.standard"
+	if t == jsonparser.Number {
+		return "Flink's JSON formats read timestamps from text only; an epoch number needs a BIGINT column (convert it in SQL)"
+	}
+	if t != jsonparser.String {
+		return ""
+	}
+	if _, ok := parseTimestamp(v, !iso, ltz); ok {
+		if iso {
+			return "the value is SQL text (a space before the time): add --option " + opt + "=SQL, or drop ISO-8601"
+		}
+		return "the value is ISO-8601 text (a T before the time): add --option " + opt + "=ISO-8601"
+	}
+	if ltz {
+		if _, ok := parseTimestamp(v, iso, false); ok {
+			return "TIMESTAMP_LTZ text needs a trailing Z (the time in UTC); for wall-clock text declare the column TIMESTAMP"
+		}
+		if _, ok := parseTimestamp(v, !iso, false); ok {
+			return "TIMESTAMP_LTZ text needs a trailing Z (the time in UTC), and this value is in the other standard (" + opt + ")"
+		}
+		if i := bytes.LastIndexAny(v, "+-"); i > 10 {
+			return "Flink's JSON formats do not read UTC offsets such as " + string(v[i:]) + "; only a trailing Z"
+		}
+	} else if bytes.HasSuffix(v, []byte("Z")) {
+		if _, ok := parseTimestamp(v, iso, true); ok {
+			return "the value ends in Z (an instant in UTC): declare the column TIMESTAMP_LTZ"
+		}
+	}
+	return ""
+}
+
+// dateHint is timestampHint for DATE.
+func dateHint(v []byte, t jsonparser.ValueType) string {
+	if t == jsonparser.Number {
+		return "Flink's JSON formats read dates from text (yyyy-MM-dd) only; epoch days need an INT column"
+	}
+	if _, ok := parseTimestamp(v, false, false); ok {
+		return "the value has a time: declare the column TIMESTAMP"
+	}
+	if _, ok := parseTimestamp(v, true, false); ok {
+		return "the value has a time: declare the column TIMESTAMP (with timestamp-format.standard=ISO-8601)"
+	}
+	return ""
+}
+
+// decimalHint recognises Debezium's base64 two's-complement decimals
+// (decimal.handling.mode=precise), which Flink's formats cannot read.
+func decimalHint(v []byte, t jsonparser.ValueType) string {
+	if t != jsonparser.String || len(v) == 0 || len(v)%4 != 0 {
+		return ""
+	}
+	if _, err := base64.StdEncoding.DecodeString(string(v)); err != nil {
+		return ""
+	}
+	return "this looks like Debezium's base64-encoded decimal (decimal.handling.mode=precise), which Flink cannot read: set the connector's decimal.handling.mode=string, or declare the column BYTES"
+}
+
+// TableSet collects the distinct table names seen (up to eight), for
+// warnings. The zero value is empty; it is not safe for concurrent use.
+type TableSet struct {
+	names map[string]bool
+	more  bool
+}
+
+// Add records a name.
+func (s *TableSet) Add(name string) {
+	if s.names == nil {
+		s.names = map[string]bool{}
+	}
+	if len(s.names) >= 8 && !s.names[name] {
+		s.more = true
+		return
+	}
+	s.names[name] = true
+}
+
+// String lists the names.
+func (s *TableSet) String() string {
+	var n []string
+	for k := range s.names {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	out := strings.Join(n, ", ")
+	if s.more {
+		out += ", ..."
+	}
+	return out
+}
+
+// RowKeys returns the keys of the first row image of a message of format
+// f (canal data[0], maxwell data, ogg and debezium after or before, the
+// plain json object itself), for warnings about columns no message has.
+func RowKeys(f *Format, opts Options, msg []byte) []string {
+	msg = bytes.TrimPrefix(msg, []byte("\xef\xbb\xbf"))
+	var paths [][]string
+	switch f.Name {
+	case "canal-json":
+		paths = [][]string{{"data", "[0]"}}
+	case "maxwell-json":
+		paths = [][]string{{"data"}}
+	case "ogg-json":
+		paths = [][]string{{"after"}, {"before"}}
+	case "debezium-json":
+		if opts.SchemaInclude {
+			paths = [][]string{{"payload", "after"}, {"payload", "before"}}
+		} else {
+			paths = [][]string{{"after"}, {"before"}}
+		}
+	default:
+		paths = [][]string{{}}
+	}
+	for _, p := range paths {
+		v, t, _, err := jsonparser.Get(msg, p...)
+		if err != nil || t != jsonparser.Object {
+			continue
+		}
+		var keys []string
+		jsonparser.ObjectEach(v, func(k, _ []byte, _ jsonparser.ValueType, _ int) error {
+			keys = append(keys, string(k))
+			return nil
+		})
+		return keys
+	}
+	return nil
+}
+
+// TableOf returns a Canal message's "database.table" ("" when it has
+// neither), for the warning about several tables decoded with one schema.
+func TableOf(msg []byte) string {
+	db, _ := jsonparser.GetString(msg, "database")
+	tbl, _ := jsonparser.GetString(msg, "table")
+	if db == "" && tbl == "" {
+		return ""
+	}
+	return db + "." + tbl
+}
+
+// Len is the number of distinct names recorded.
+func (s *TableSet) Len() int { return len(s.names) }
+
+// Closest returns the candidate nearest to name (equal ignoring case, else
+// within two edits), or "".
+func Closest(name string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if strings.EqualFold(c, name) {
+			return c
+		}
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
