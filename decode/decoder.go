@@ -219,7 +219,11 @@ func (f *Format) CheckSchema(s *arrowconv.Schema) error {
 			for _, m := range FileMetadata {
 				keys = append(keys, m.Key)
 			}
-			return &arrowconv.SchemaError{Column: c.Name, Msg: fmt.Sprintf("unknown metadata key '%s' for format %s; available keys: %s", c.MetadataKey, f.Name, strings.Join(keys, ", "))}
+			mean := ""
+			if near := Closest(c.MetadataKey, keys); near != "" {
+				mean = fmt.Sprintf(" (did you mean '%s'?)", near)
+			}
+			return &arrowconv.SchemaError{Column: c.Name, Msg: fmt.Sprintf("unknown metadata key '%s' for format %s%s; available keys: %s", c.MetadataKey, f.Name, mean, strings.Join(keys, ", "))}
 		}
 		if !arrowTypeEqual(c.Type, m.Type) {
 			return &arrowconv.SchemaError{Column: c.Name, Msg: fmt.Sprintf("metadata key '%s' has type %s, which cannot be read as %s", m.Key, m.Type, c.Type)}

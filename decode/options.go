@@ -59,11 +59,30 @@ var optionDocs = map[string]OptionDoc{
 	optMapNullKeyLiteral: {optMapNullKeyLiteral, "null", "encoder: the key text for NULL map keys in LITERAL mode"},
 	optDecimalPlain:      {optDecimalPlain, "false", "encoder: write DECIMAL as plain digits at the column's scale"},
 	optIgnoreNullFields:  {optIgnoreNullFields, "false", "encoder: omit fields whose value is NULL"},
-	optDatabaseInclude:   {optDatabaseInclude, "", "canal: Java regex that the whole \"database\" value must match"},
-	optTableInclude:      {optTableInclude, "", "canal: Java regex that the whole \"table\" value must match"},
-	optSchemaInclude:     {optSchemaInclude, "false", "debezium: messages carry a schema/payload envelope"},
-	optFailOnMissing:     {optFailOnMissing, "false", "json: a missing field is an error instead of NULL"},
-	optJSONParser:        {optJSONParser, "true", "json: accepted for compatibility; decoding is the same either way"},
+	optDatabaseInclude:   {optDatabaseInclude, "", "a regular expression (Go RE2 syntax: Java look-around and back-references are refused) the whole \"database\" value must match"},
+	optTableInclude:      {optTableInclude, "", "a regular expression (Go RE2 syntax: Java look-around and back-references are refused) the whole \"table\" value must match"},
+	optSchemaInclude:     {optSchemaInclude, "false", "messages carry a schema/payload envelope"},
+	optFailOnMissing:     {optFailOnMissing, "false", "a missing field is an error instead of NULL"},
+	optJSONParser:        {optJSONParser, "true", "accepted for compatibility; decoding is the same either way"},
+}
+
+// AllOptionDocs lists every option once, in a stable order, with the
+// formats that take it.
+func AllOptionDocs() (docs []OptionDoc, takenBy [][]string) {
+	seen := map[string]int{}
+	for _, f := range formats {
+		for _, k := range f.options {
+			i, ok := seen[k]
+			if !ok {
+				i = len(docs)
+				seen[k] = i
+				docs = append(docs, optionDocs[k])
+				takenBy = append(takenBy, nil)
+			}
+			takenBy[i] = append(takenBy[i], f.Name)
+		}
+	}
+	return docs, takenBy
 }
 
 // OptionDocs lists the options of format f in a stable order.
@@ -102,7 +121,11 @@ func ParseOptions(f *Format, kv map[string]string, sink bool) (Options, error) {
 			for _, a := range f.options {
 				sup = append(sup, prefix+a)
 			}
-			return o, fmt.Errorf("%w: unsupported option '%s' for format %s; supported options: %s", ErrOption, full, f.Name, strings.Join(sup, ", "))
+			mean := ""
+			if near := Closest(full, sup); near != "" {
+				mean = fmt.Sprintf(" (did you mean '%s'?)", near)
+			}
+			return o, fmt.Errorf("%w: unsupported option '%s' for format %s%s; supported options: %s", ErrOption, full, f.Name, mean, strings.Join(sup, ", "))
 		}
 		var err error
 		switch k {

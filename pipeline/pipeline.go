@@ -251,6 +251,9 @@ func setup(err error) error {
 // some inputs fail.
 var ErrPartial = errors.New("some inputs failed")
 
+// Add adds o's counts (not its PerFile) to s.
+func (s *Stats) Add(o Stats) { s.add(o) }
+
 func (s *Stats) add(o Stats) {
 	s.Files += o.Files
 	s.Lines += o.Lines

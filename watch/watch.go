@@ -196,9 +196,9 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 					if ctx.Err() != nil {
 						return nil // interrupted: the handler rolled back
 					}
-					log.Error("file failed", "path", p, "error", err.Error())
+					log.Error("file failed", "path", p, "error", err.Error(), "duration", time.Since(start).String())
 				} else {
-					log.Info("file converted", "path", p, "duration", time.Since(start).String())
+					log.Debug("file handled", "path", p, "duration", time.Since(start).String())
 				}
 				if _, err := os.Stat(p); err != nil {
 					s.Forget(p) // deleted or moved by the handler

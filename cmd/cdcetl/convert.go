@@ -42,7 +42,6 @@ type convertOpts struct {
 	force, keepGoing, dictionary, delta       bool
 	settle                                    time.Duration
 	logFormat                                 string
-	compressionSet                            bool
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
@@ -55,7 +54,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.BoolVar(&o.mergeUpdates, "merge-updates", false, "re-encoding: write a -U row followed by its +U row as one native update message (Flink writes a delete and an insert)")
 	fs.BoolVar(&o.envelope, "envelope", false, "re-encoding: put declared metadata columns back into the target envelope (canal also gets mysqlType/sqlType/pkNames)")
 	fs.StringVar(&o.out, "o", "", "output directory (one output file per input file)")
-	fs.StringVar(&o.compression, "compression", "snappy", "compression: snappy, zstd, gzip, none for Parquet; none (default), gzip, zstd for re-encoded files")
+	fs.StringVar(&o.compression, "compression", "", "Parquet: snappy (default), zstd, gzip or none; re-encoded JSON: none (default), gzip or zstd")
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "cores to use: decoding workers, and the Go scheduler's limit")
 	fs.IntVar(&o.batchRows, "batch-rows", 16384, "rows per Arrow record batch")
 	fs.IntVar(&o.rowGroupRows, "row-group-rows", 128<<10, "rows per Parquet row group")
@@ -72,59 +71,6 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.report, "report", "", "write the run's counts, totals and per input, as JSON to this file")
 	fs.StringVar(&o.logFormat, "log-format", "text", "summary and logs on stderr: text or json")
 	return fs
-}
-
-func convertHelp() string {
-	var b strings.Builder
-	b.WriteString(`Usage: cdcetl convert --format FORMAT (--schema COLUMNS | --ddl FILE) [flags] PATH...
-
-Reads every file under PATH (directories recursively, in name order; names
-starting with '.' or '_' skipped; .gz and .zst decompressed), decodes one
-message per line exactly as Flink's format does, and writes the changelog:
-  --to print     rows as Flink's print connector shows them, on stdout
-  --to parquet   one Parquet file per input under -o DIR (<input>.parquet)
-  --to FORMAT    re-encode as canal-json, maxwell-json, ogg-json, debezium-json
-                 or json: stdout, or <input>.jsonl[.gz|.zst] per input under -o
-
-Flags:
-`)
-	var o convertOpts
-	fs := convertFlags(&o)
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	b.WriteString("\nFormats, their options (--option FORMAT.KEY=VALUE) and metadata keys\n(COLUMN TYPE METADATA FROM 'key' VIRTUAL):\n")
-	for _, f := range decode.Formats() {
-		fmt.Fprintf(&b, "  %s\n", f.Name)
-		for _, d := range decode.OptionDocs(f) {
-			def := d.Default
-			if def == "" {
-				def = "none"
-			}
-			fmt.Fprintf(&b, "    %s.%s (default %s): %s\n", f.Name, d.Key, def, d.Doc)
-		}
-		var keys []string
-		for _, m := range f.Metadata {
-			keys = append(keys, fmt.Sprintf("%s %s", m.Key, m.Type))
-		}
-		if len(keys) > 0 {
-			fmt.Fprintf(&b, "    metadata: %s\n", strings.Join(keys, "; "))
-		}
-	}
-	var fk []string
-	for _, m := range decode.FileMetadata {
-		fk = append(fk, fmt.Sprintf("%s %s", m.Key, m.Type))
-	}
-	fmt.Fprintf(&b, "  every format, metadata: %s\n", strings.Join(fk, "; "))
-	b.WriteString(`
-Exit status:
-  0    every message converted (or skipped as Flink skips it)
-  1    a message could not be decoded (FILE:LINE: reason), or an I/O error;
-       no partial output file is left
-  2    usage error: bad flag, schema, option or metadata key
-  3    some inputs failed (--keep-going, --failed); the others were converted
-  130  interrupted
-`)
-	return b.String()
 }
 
 // formatOptionFlags rewrites --canal-json.table.include=x (or with the
@@ -186,17 +132,12 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Usage = func() {}
 	paths, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, convertHelp())
+		fmt.Fprint(stdout, convertUsage)
 		return errHelp
 	}
 	if err != nil {
-		return usageError{err}
+		return flagError(fs, err)
 	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "compression" {
-			o.compressionSet = true
-		}
-	})
 	cfg, paths, err := buildConfig(&o, paths)
 	if err != nil {
 		return err
@@ -220,27 +161,39 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		defer pprof.StopCPUProfile()
 	}
 	// A progress line on a terminal, unless --quiet or stdout is data.
+	stopProgress := func() {}
 	if !o.quiet && isTerminal(os.Stdout) && isTerminal(os.Stderr) && cfg.OutDir != "" {
 		cfg.Progress = &pipeline.Progress{}
 		stop := make(chan struct{})
 		done := make(chan struct{})
 		go func() { showProgress(stderr, cfg.Progress, stop); close(done) }()
-		defer func() { close(stop); <-done }()
+		stopProgress = func() { close(stop); <-done }
 	}
+	started := time.Now()
 	st, err := pipeline.Run(ctx, cfg, paths)
+	stopProgress() // the line is cleared before anything else is printed
+	if o.report != "" {
+		if rerr := writeReport(o.report, newReport(st, err, started, cfg)); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
 	var setupErr *pipeline.SetupError
 	if errors.As(err, &setupErr) {
-		return err // nothing was read: no summary, no report
+		return err // nothing was read: no summary
 	}
 	for _, w := range st.Warnings {
 		fmt.Fprintln(stderr, "cdcetl: warning:", w)
 	}
-	if o.report != "" {
-		if rerr := writeReport(o.report, st, err); rerr != nil && err == nil {
-			err = rerr
-		}
+	if !o.quiet {
+		printSummary(stderr, o.logFormat, st, err, cfg, paths)
 	}
-	if !o.quiet && o.logFormat == "json" {
+	return err
+}
+
+// printSummary writes the run's counts on stderr: one line of text, or a
+// JSON log record.
+func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err error, cfg pipeline.Config, paths []string) {
+	if logFormat == "json" {
 		log, _ := newLogger("json", stderr)
 		attrs := []any{"files", st.Files, "lines", st.Lines, "messages", st.Messages, "blank", st.Blank, "ddl", st.DDL,
 			"filtered", st.Filtered, "dropped", st.Dropped, "nulled", st.Nulled, "skipped", st.Skipped, "failed", st.Failed,
@@ -250,31 +203,39 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		} else {
 			log.Info("summary", attrs...)
 		}
-	} else if !o.quiet {
-		fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped; rows +I %d, -U %d, +U %d, -D %d",
-			st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, st.Dropped, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
-		if st.Nulled > 0 {
-			fmt.Fprintf(stderr, "; %d values nulled", st.Nulled)
-		}
-		if st.Skipped > 0 {
-			fmt.Fprintf(stderr, "; %d inputs already converted (journal)", st.Skipped)
-		}
-		if st.Failed > 0 {
-			fmt.Fprintf(stderr, "; %d inputs failed", st.Failed)
-		}
-		switch {
-		case st.DeadLetters > 0:
-			dir := cfg.DeadLetterDir
-			if dir == "" {
-				dir = filepath.Join(cfg.OutDir, "_dead_letters")
-			}
-			fmt.Fprintf(stderr, "; dead letters in %s", dir)
-		case cfg.DeadLetterDir == "" && cfg.OutDir == "" && st.Dropped+st.Nulled > 0:
-			fmt.Fprintf(stderr, " (--dead-letter DIR keeps them)")
-		}
-		fmt.Fprintln(stderr)
+		return
 	}
-	return err
+	switch {
+	case err == nil && st.Files == 0 && st.Skipped == 0:
+		fmt.Fprintf(stderr, "cdcetl: no input files under %s (below a directory, names starting with '.' or '_' are skipped)\n", strings.Join(paths, ", "))
+		return
+	case err == nil && st.Files == 0:
+		fmt.Fprintf(stderr, "cdcetl: nothing to do: all %d inputs were already converted into %s (journal %s; --force converts them again)\n",
+			st.Skipped, cfg.OutDir, pipeline.JournalName)
+		return
+	}
+	fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped; rows +I %d, -U %d, +U %d, -D %d",
+		st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, st.Dropped, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
+	if st.Nulled > 0 {
+		fmt.Fprintf(stderr, "; %d values nulled", st.Nulled)
+	}
+	if st.Skipped > 0 {
+		fmt.Fprintf(stderr, "; %d inputs already converted (journal)", st.Skipped)
+	}
+	if st.Failed > 0 {
+		fmt.Fprintf(stderr, "; %d inputs failed", st.Failed)
+	}
+	switch {
+	case st.DeadLetters > 0:
+		dir := cfg.DeadLetterDir
+		if dir == "" {
+			dir = filepath.Join(cfg.OutDir, "_dead_letters")
+		}
+		fmt.Fprintf(stderr, "; dead letters in %s", dir)
+	case cfg.DeadLetterDir == "" && cfg.OutDir == "" && st.Dropped+st.Nulled > 0:
+		fmt.Fprintf(stderr, " (--dead-letter DIR keeps them)")
+	}
+	fmt.Fprintln(stderr)
 }
 
 // buildConfig turns flags (and a DDL file) into a pipeline configuration,
@@ -320,12 +281,20 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return cfg, nil, usagef("--log-format %q: want text or json", o.logFormat)
 	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"workers", o.workers}, {"batch-rows", o.batchRows}, {"row-group-rows", o.rowGroupRows}, {"max-line-size", o.maxLine}} {
+		if n.v < 1 {
+			return cfg, nil, usagef("--%s %d: want a number of at least 1", n.flag, n.v)
+		}
+	}
 	if o.format == "" {
 		return cfg, nil, usagef("--format is required (%s)", strings.Join(decode.FormatNames(), ", "))
 	}
 	f, ok := decode.Lookup(o.format)
 	if !ok {
-		return cfg, nil, usagef("unknown format %q (%s)", o.format, strings.Join(decode.FormatNames(), ", "))
+		return cfg, nil, usagef("unknown format %q%s (%s)", o.format, didYouMean(o.format, decode.FormatNames()), strings.Join(decode.FormatNames(), ", "))
 	}
 	for _, opt := range o.options {
 		k, v, ok := strings.Cut(opt, "=")
@@ -351,7 +320,8 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if to != pipeline.ToPrint && to != pipeline.ToParquet {
 		t, ok := decode.Lookup(to)
 		if !ok {
-			return cfg, nil, usagef("unknown output %q (print, parquet, %s)", to, strings.Join(decode.FormatNames(), ", "))
+			outs := append([]string{pipeline.ToPrint, pipeline.ToParquet}, decode.FormatNames()...)
+			return cfg, nil, usagef("unknown output --to %q%s (%s)", to, didYouMean(to, outs), strings.Join(outs, ", "))
 		}
 		target = t
 	}
@@ -408,9 +378,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	jsonCompression := ""
 	if target != nil {
-		if o.compressionSet {
-			jsonCompression = o.compression
-		}
+		jsonCompression = o.compression
 		if _, err := writer.JSONSuffix(jsonCompression); err != nil {
 			return cfg, nil, usageError{err}
 		}
@@ -455,24 +423,69 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	return cfg, paths, nil
 }
 
-// writeReport writes the run's counts as JSON (atomically enough for a
-// report: temp file and rename).
-func writeReport(path string, st pipeline.Stats, runErr error) error {
-	rep := struct {
-		OK    bool   `json:"ok"`
-		Error string `json:"error,omitempty"`
-		pipeline.Stats
-	}{Stats: st, OK: runErr == nil}
+// report is what --report writes: the truth about one run.
+type report struct {
+	// Status is "ok", "partial" (some inputs failed, the others were
+	// converted), "failed" or "interrupted".
+	Status          string    `json:"status"`
+	Version         string    `json:"version"`
+	Build           string    `json:"build,omitempty"`
+	Started         time.Time `json:"started"`
+	Finished        time.Time `json:"finished"`
+	DurationSeconds float64   `json:"duration_seconds"`
+	OutputDir       string    `json:"output_dir,omitempty"`
+	Error           string    `json:"error,omitempty"`
+	pipeline.Stats
+	// PerFile shadows Stats.PerFile: always a list, [] when no input.
+	PerFile []pipeline.FileStats `json:"per_file"`
+}
+
+func newReport(st pipeline.Stats, runErr error, started time.Time, cfg pipeline.Config) report {
+	now := time.Now()
+	rep := report{Status: "ok", Version: version, Build: cfg.Build, Started: started.UTC(), Finished: now.UTC(),
+		DurationSeconds: now.Sub(started).Seconds(), OutputDir: cfg.OutDir, Stats: st, PerFile: st.PerFile}
+	if rep.PerFile == nil {
+		rep.PerFile = []pipeline.FileStats{}
+	}
+	switch {
+	case runErr == nil:
+	case errors.Is(runErr, context.Canceled):
+		rep.Status = "interrupted"
+	case errors.Is(runErr, pipeline.ErrPartial):
+		rep.Status = "partial"
+	default:
+		rep.Status = "failed"
+	}
 	if runErr != nil {
 		rep.Error = runErr.Error()
 	}
+	return rep
+}
+
+// writeReport writes the report atomically (temp file, sync, rename).
+func writeReport(path string, rep report) error {
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	defer os.Remove(f.Name())
+	if _, err := f.Write(append(data, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	return os.Rename(f.Name(), path)
 }

@@ -192,7 +192,7 @@ func TestOutputNamesNeverCollide(t *testing.T) {
 		}
 	}
 	stderr.Reset()
-	if code := run(args, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "2 inputs already converted") {
+	if code := run(args, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "all 2 inputs were already converted") {
 		t.Errorf("rerun: exit %d: %s", code, stderr.String())
 	}
 	if ids2, _ := parquetIDs(t, out); !sameInts(ids2, seq(1, 5)) {
@@ -334,7 +334,7 @@ func TestConversionFingerprint(t *testing.T) {
 			t.Errorf("%s after --force: %v %v", f, rows, err)
 		}
 	}
-	if code, msg := conv("id BIGINT, name STRING, note STRING"); code != 0 || !strings.Contains(msg, "2 inputs already converted") {
+	if code, msg := conv("id BIGINT, name STRING, note STRING"); code != 0 || !strings.Contains(msg, "all 2 inputs were already converted") {
 		t.Errorf("after --force: exit %d: %s", code, msg)
 	}
 }

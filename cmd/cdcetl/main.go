@@ -64,13 +64,13 @@ Debezium) into Parquet, printed changelog rows, or CDC JSON, decoding every
 message exactly as Apache Flink's formats do.
 
 Usage:
-  cdcetl convert [flags] PATH...          convert files and directories
+  cdcetl convert [flags] PATH...           convert files and directories
   cdcetl watch [flags] LANDING_DIR -o OUT  convert files as they land
-  cdcetl help [convert|watch]             show help
+  cdcetl help [TOPIC]                      convert, watch, flags, options, metadata
+  cdcetl version
 
 Formats: canal-json, maxwell-json, ogg-json, debezium-json, json. Options are
 given as in Flink DDL (--option canal-json.ignore-parse-errors=true).
-Run 'cdcetl convert --help' for every flag, option and metadata key.
 
 Exit status: 0 ok, 1 failed, 2 usage, 3 some inputs failed (--keep-going),
 130 interrupted (a watcher exits 0 when stopped by SIGINT or SIGTERM).
@@ -94,15 +94,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "watch":
 		err = runWatch(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
-		if len(args) > 1 && args[1] == "convert" {
-			fmt.Fprint(stdout, convertHelp())
-			return exitOK
+		topic := ""
+		if len(args) > 1 {
+			topic = args[1]
 		}
-		if len(args) > 1 && args[1] == "watch" {
-			fmt.Fprint(stdout, watchHelp())
-			return exitOK
+		text, err := helpText(topic)
+		if err != nil {
+			return exitCode(err, stderr)
 		}
-		fmt.Fprint(stdout, mainHelp)
+		fmt.Fprint(stdout, text)
 		return exitOK
 	case "version", "--version":
 		if c := buildCommit(); c != "" {
@@ -112,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	default:
-		err = usagef("unknown command %q (try 'cdcetl help')", args[0])
+		err = usagef("unknown command %q%s; commands: convert, watch, help, version", args[0], didYouMean(args[0], []string{"convert", "watch", "help", "version"}))
 	}
 	return exitCode(err, stderr)
 }

@@ -17,31 +17,11 @@ import (
 	"github.com/cdcetl/cdcetl/watch"
 )
 
-func watchHelp() string {
-	var b strings.Builder
-	b.WriteString(`Usage: cdcetl watch --format FORMAT (--schema COLUMNS | --ddl FILE) [flags] LANDING_DIR -o OUT
-
-Converts the files already in LANDING_DIR, then each new file once it is
-complete: renamed into place, or unchanged for --settle. Names starting with
-'.' or '_' and ending in .tmp or .part are ignored. Every converted input is
-journaled in OUT, so a restart converts only what is new; a file that fails
-is journaled as failed (and moved to --failed DIR) without stopping the
-watcher. Runs until SIGINT or SIGTERM, then rolls back the file in flight and
-exits 0.
-
-Flags (those of convert, plus):
-`)
-	var o convertOpts
-	fs := watchFlags(&o)
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	return b.String()
-}
-
 func watchFlags(o *convertOpts) *flag.FlagSet {
 	fs := convertFlags(o)
 	fs.Init("watch", flag.ContinueOnError)
-	fs.DurationVar(&o.settle, "settle", 5*time.Second, "quiet period after which an unchanged file is complete")
+	o.settle = 5 * time.Second
+	fs.Var(durationFlag{&o.settle}, "settle", "quiet period after which an unchanged file is complete: 5s, 500ms, 2m (default 5s)")
 	return fs
 }
 
@@ -61,11 +41,11 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(io.Discard)
 	paths, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, watchHelp())
+		fmt.Fprint(stdout, watchUsage)
 		return errHelp
 	}
 	if err != nil {
-		return usageError{err}
+		return flagError(fs, err)
 	}
 	if len(paths) != 1 {
 		return usagef("watch takes one LANDING_DIR")
@@ -73,11 +53,6 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.out == "" {
 		return usagef("watch needs -o OUT")
 	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "compression" {
-			o.compressionSet = true
-		}
-	})
 	log, err := newLogger(o.logFormat, stderr)
 	if err != nil {
 		return err
@@ -91,6 +66,14 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cfg.KeepGoing = true // one bad file must not stop the watcher
+	// Before watching: the output directory's journal must take this
+	// conversion (or --force adopts it), so a mismatch is a usage error
+	// now, not one per file later.
+	if _, err := pipeline.RunFiles(ctx, cfg, nil); err != nil {
+		return err
+	}
+	cfg.Force = false // adopted: from here the journal decides, per file
+	var total pipeline.Stats
 	handle := func(ctx context.Context, path string) error {
 		info, err := os.Stat(path)
 		if err != nil {
@@ -101,15 +84,33 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		st, err := pipeline.RunFiles(ctx, cfg, []reader.File{{Path: path, Rel: rel, Size: info.Size(), ModTime: info.ModTime().UnixNano()}})
-		if st.Skipped > 0 {
-			log.Info("already converted (journal)", "path", path)
+		total.Add(st)
+		for _, w := range st.Warnings {
+			log.Warn(w)
 		}
-		if err == nil && st.Files > 0 {
-			log.Info("rows", "path", path, "lines", st.Lines, "insert", st.Rows[0], "update_before", st.Rows[1],
-				"update_after", st.Rows[2], "delete", st.Rows[3], "dropped", st.Dropped, "dead_letters", st.DeadLetters)
+		for _, f := range st.PerFile {
+			attrs := []any{"path", path, "status", f.Status}
+			if len(f.Outputs) > 0 {
+				attrs = append(attrs, "outputs", strings.Join(f.Outputs, ","))
+			}
+			if f.Disposed != "" {
+				attrs = append(attrs, f.Disposed, f.MovedTo)
+			}
+			switch f.Status {
+			case "skipped":
+				log.Info("already converted (journal)", attrs...)
+			case "ok":
+				log.Info("converted", append(attrs, "lines", f.Lines, "insert", f.Rows[0], "update_before", f.Rows[1],
+					"update_after", f.Rows[2], "delete", f.Rows[3], "dropped", f.Dropped, "dead_letters", f.DeadLetters)...)
+			}
 		}
 		return err
 	}
+	defer func() {
+		log.Info("stopped", "files", total.Files, "lines", total.Lines, "messages", total.Messages, "skipped", total.Skipped,
+			"failed", total.Failed, "dropped", total.Dropped, "nulled", total.Nulled,
+			"insert", total.Rows[0], "update_before", total.Rows[1], "update_after", total.Rows[2], "delete", total.Rows[3])
+	}()
 	err = watch.Watch(ctx, landing, watch.Options{Settle: o.settle, Log: log, Exclude: cfg.OwnDirs()}, handle)
 	if errors.Is(err, context.Canceled) {
 		return nil
