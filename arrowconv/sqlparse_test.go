@@ -112,3 +112,50 @@ func TestColumnListRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseColumns: a column list never panics the parser, and one that
+// parses renders (ColumnList) to text that parses back to the same schema.
+func FuzzParseColumns(f *testing.F) {
+	for _, s := range []string{
+		"id BIGINT, name STRING",
+		"`a b` DECIMAL(10, 2) NOT NULL, t STRING METADATA FROM 'table' VIRTUAL, PRIMARY KEY (`a b`) NOT ENFORCED",
+		"m MAP<STRING, ARRAY<TIMESTAMP_LTZ(3)>>, r ROW<x INT, y ROW<z TIME(0)>>, ms MULTISET<STRING>",
+		"ts TIMESTAMP(9) WITH LOCAL TIME ZONE, c CHAR(3), b VARBINARY(7), d DECIMAL",
+		"x INT,", "", "`", "a ROW<", "PRIMARY KEY (a)",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := ParseColumns(text)
+		if err != nil {
+			return
+		}
+		back, err := ParseColumns(s.ColumnList())
+		if err != nil {
+			t.Fatalf("%q parses, but its ColumnList %q does not: %v", text, s.ColumnList(), err)
+		}
+		if back.ColumnList() != s.ColumnList() {
+			t.Fatalf("%q: round trip %q != %q", text, back.ColumnList(), s.ColumnList())
+		}
+	})
+}
+
+// FuzzParseDDL: a CREATE TABLE statement never panics the parser.
+func FuzzParseDDL(f *testing.F) {
+	for _, s := range []string{
+		"CREATE TABLE t (id BIGINT, name STRING) WITH ('format' = 'canal-json', 'canal-json.ignore-parse-errors' = 'true')",
+		"CREATE TEMPORARY TABLE IF NOT EXISTS a.b.c (`x` INT METADATA FROM 'table' VIRTUAL, PRIMARY KEY (x) NOT ENFORCED) WITH ('k' = 'it''s')",
+		"CREATE TABLE t (id INT) -- comment\nWITH ()", "CREATE", "CREATE TABLE t (", "ALTER TABLE t",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := ParseDDL(text)
+		if err != nil {
+			return
+		}
+		if _, err := ParseColumns(s.ColumnList()); err != nil {
+			t.Fatalf("%q parses, but its ColumnList %q does not: %v", text, s.ColumnList(), err)
+		}
+	})
+}

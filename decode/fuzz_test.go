@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/internal/testutil"
@@ -135,3 +136,53 @@ func FuzzMaxwell(f *testing.F)  { fuzzDecoder(f, "maxwell-json") }
 func FuzzOgg(f *testing.F)      { fuzzDecoder(f, "ogg-json") }
 func FuzzDebezium(f *testing.F) { fuzzDecoder(f, "debezium-json") }
 func FuzzJSON(f *testing.F)     { fuzzDecoder(f, "json") }
+
+// FuzzParseOptions: any key and value are accepted or refused with
+// ErrOption, never a panic, for every format, reading and writing.
+func FuzzParseOptions(f *testing.F) {
+	for _, kv := range [][2]string{
+		{"ignore-parse-errors", "true"}, {"timestamp-format.standard", "ISO-8601"}, {"table.include", "a(b|c)*"},
+		{"database.include", "(?=x)"}, {"map-null-key.mode", "literal"}, {"schema-include", "TRUE"}, {"tabel.include", "x"},
+		{"fail-on-missing-field", "yes"}, {"", ""},
+	} {
+		f.Add(kv[0], kv[1])
+	}
+	f.Fuzz(func(t *testing.T, key, value string) {
+		for _, fm := range Formats() {
+			for _, sink := range []bool{false, true} {
+				_, err := ParseOptions(fm, map[string]string{fm.Name + "." + key: value}, sink)
+				if err != nil && !errors.Is(err, ErrOption) {
+					t.Fatalf("%s.%s=%q: error %v does not wrap ErrOption", fm.Name, key, value, err)
+				}
+			}
+		}
+	})
+}
+
+// FuzzHints: the hint and warning helpers, which see whatever message
+// failed, never panic.
+func FuzzHints(f *testing.F) {
+	for _, s := range []string{
+		`{"schema":{},"payload":{"op":"c","after":{"id":1}}}`, `{"database":"d","table":"t","type":"insert","data":{"id":1}}`,
+		`{"data":[{"id":"1"}],"type":"ALTER","isDdl":true}`, `{"op_type":"I","table":"A.B","after":{"ID":1}}`, `{"a":`, `[]`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	errs := []error{errorf(ErrUnknownOp, "x"), errorf(ErrType, "y"), &msgError{off: 0, err: errorf(ErrType, "z"), hint: "h"}}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		Sniff(msg)
+		TableOf(msg)
+		for _, fm := range Formats() {
+			for _, e := range errs {
+				Hint(fm, Options{}, msg, e)
+			}
+			RowKeys(fm, Options{SchemaInclude: true}, msg)
+			RowKeys(fm, Options{}, msg)
+		}
+		for _, iso := range []bool{false, true} {
+			timestampHint("canal-json", msg, jsonparser.String, iso, iso)
+		}
+		dateHint(msg, jsonparser.String)
+		decimalHint(msg, jsonparser.String)
+	})
+}
