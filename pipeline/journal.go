@@ -192,7 +192,9 @@ func (j *Journal) put(e Entry) {
 	if g, ok := j.latest[e.Path]; !ok || e.Gen >= g {
 		j.latest[e.Path] = e.Gen
 	}
-	if s := stemOf(e.Outputs); e.Status == StatusOK && s != "" {
+	// A failed entry lists outputs only when an earlier conversion of the
+	// same input made them: they stay its own.
+	if s := stemOf(e.Outputs); s != "" {
 		j.owners[s] = k
 	}
 }

@@ -89,9 +89,10 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		r.mu.Unlock()
 	}
 	if keepGoing {
+		st.Failed = 1
+		fs.Stats = st
 		fs.Error, fs.Outputs = err.Error(), nil
 		fs.Status = StatusFailed
-		st.Failed = 1
 		if r.journal != nil || cfg.FailedDir != "" {
 			e := Entry{Path: fr.key.path, Gen: fr.key.gen, Size: fr.file.Size, ModTime: fr.file.ModTime, Status: StatusFailed,
 				Error: err.Error(), Fingerprint: r.fingerprint, Stats: st, Time: time.Now().UTC()}

@@ -92,7 +92,7 @@ func (a *allocator) stem(k inputKey, base string) string {
 		a.j.mu.Lock()
 		e, ok := a.j.entries[k]
 		a.j.mu.Unlock()
-		if s := stemOf(e.Outputs); ok && e.Status == StatusOK && s != "" && a.free(s, k) {
+		if s := stemOf(e.Outputs); ok && s != "" && a.free(s, k) {
 			a.claimed[s] = k
 			return s
 		}
@@ -106,8 +106,9 @@ func (a *allocator) stem(k inputKey, base string) string {
 }
 
 // generation decides which input the file f at abs is: the latest journal
-// entry's, unless that input was moved or deleted and f differs from it
-// (then f is a new input, one generation on).
+// entry's, unless that input was moved or deleted and f differs from it.
+// Then f is an earlier generation delivered again (same content), or a new
+// input, one generation on.
 func generation(j *Journal, abs string, f reader.File) (int, error) {
 	if j == nil {
 		return 0, nil
@@ -119,12 +120,18 @@ func generation(j *Journal, abs string, f reader.File) (int, error) {
 	if e.Disposed == "" {
 		return e.Gen, nil
 	}
-	same, err := sameInput(e, abs, f.Size, f.ModTime)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", f.Path, err)
-	}
-	if same {
-		return e.Gen, nil
+	for g := e.Gen; g >= 0; g-- {
+		prev, ok := j.entry(inputKey{abs, g})
+		if !ok || (g < e.Gen && (prev.Size != f.Size || prev.Hash == "")) {
+			continue
+		}
+		same, err := sameInput(prev, abs, f.Size, f.ModTime)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if same {
+			return g, nil
+		}
 	}
 	return e.Gen + 1, nil
 }

@@ -45,7 +45,7 @@ func TestExitCodesAndReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep struct {
-		OK       bool   `json:"ok"`
+		Status   string `json:"status"`
 		Error    string `json:"error"`
 		Lines    int    `json:"lines"`
 		Messages int    `json:"messages"`
@@ -59,7 +59,7 @@ func TestExitCodesAndReport(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.OK || rep.Failed != 1 || len(rep.PerFile) != 2 || !strings.Contains(rep.PerFile[1].Error, "b.json:1:") {
+	if rep.Status != "partial" || rep.Failed != 1 || len(rep.PerFile) != 2 || !strings.Contains(rep.PerFile[1].Error, "b.json:1:") {
 		t.Errorf("report: %s", data)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "o2", "a.json.parquet")); err != nil {
