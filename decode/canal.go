@@ -41,6 +41,11 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 	if err != nil {
 		return 0, err
 	}
+	if c.opts.Producer {
+		if out, ok, err := c.producerControl(root, string(op)); ok {
+			return out, err
+		}
+	}
 	switch string(op) {
 	case "INSERT", "DELETE":
 		if err := c.validateRows("old", c.get(c.old)); err != nil {
@@ -113,6 +118,34 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 		return 0, err
 	}
 	return 0, c.opError("type", opSlot)
+}
+
+// canalControl are the event types Canal (and TiCDC's canal-json) write
+// for messages that carry no rows: DDL (isDdl true), transaction and
+// heartbeat markers, TiCDC's watermarks.
+var canalControl = map[string]bool{
+	"CREATE": true, "ALTER": true, "ERASE": true, "QUERY": true, "TRUNCATE": true, "RENAME": true,
+	"CINDEX": true, "DINDEX": true, "GTID": true, "XACOMMIT": true, "XAROLLBACK": true, "MHEARTBEAT": true,
+	"TIDB_WATERMARK": true,
+}
+
+// producerControl recognises, under producer semantics, a control message:
+// a documented non-row type, or any message with "isDdl": true. ok false
+// leaves the message to the row rules.
+func (c *canal) producerControl(root []byte, op string) (Outcome, bool, error) {
+	switch op {
+	case "INSERT", "UPDATE", "DELETE":
+		return 0, false, nil
+	}
+	isDdl, _ := jsonparser.GetBoolean(root, "isDdl")
+	if !canalControl[op] && !isDdl {
+		return 0, false, nil
+	}
+	table := TableOf(root)
+	es, _ := jsonparser.GetInt(root, "es")
+	id, _ := jsonparser.GetInt(root, "id")
+	out, err := c.controlled("canal "+op, op == "TRUNCATE", table, fmt.Sprintf("es=%d id=%d", es, id))
+	return out, true, err
 }
 
 // filter applies database.include / table.include to the raw top-level

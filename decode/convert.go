@@ -30,6 +30,7 @@ type convCtx struct {
 	failOnMissing bool // plain json's fail-on-missing-field
 	msg           []byte
 	nulled        []error // lenient value failures of the current message
+	zeroDates     int     // MySQL zero dates of the current message made NULL
 	text          []byte  // scratch for node text
 	canon         []byte  // scratch for canonical JSON
 	esc           []byte

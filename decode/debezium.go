@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"strings"
+
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -27,11 +29,91 @@ func (d *debezium) decode(root []byte) (Outcome, error) {
 			return 0, d.notRow("payload", payload)
 		}
 	}
+	if d.opts.Producer {
+		body := root
+		if d.opts.SchemaInclude {
+			body = d.env[1].v
+		}
+		if out, ok, err := d.producerControl(body); ok {
+			return out, err
+		}
+	}
 	op, opSlot, err := d.opText(d.op)
 	if err != nil {
 		return 0, err
 	}
 	return beforeAfter(d.base, string(op), d.op.name, opSlot, "c", "r", "u", "d", "Debezium")
+}
+
+// producerControl recognises, under producer semantics, the records
+// Debezium writes that carry no rows: truncates (op t), logical decoding
+// messages (op m), transaction metadata (status BEGIN/END), schema change
+// events (ddl, tableChanges) and heartbeats (only ts_ms). body is the
+// payload (the message itself without schema-include).
+func (d *debezium) producerControl(body []byte) (Outcome, bool, error) {
+	op := d.get(d.op)
+	switch {
+	case op.t == jsonparser.String && string(op.v) == "t":
+		table, pos := debeziumSource(body)
+		out, err := d.controlled("debezium t (truncate)", true, table, pos)
+		return out, true, err
+	case op.t == jsonparser.String && string(op.v) == "m":
+		_, pos := debeziumSource(body)
+		out, err := d.controlled("debezium m (message)", false, "", pos)
+		return out, true, err
+	case op.t != jsonparser.NotExist && op.t != jsonparser.Null:
+		return 0, false, nil
+	}
+	if status, err := jsonparser.GetString(body, "status"); err == nil && (status == "BEGIN" || status == "END") {
+		id, _ := jsonparser.GetString(body, "id")
+		out, err := d.controlled("debezium transaction "+status, false, "", "id="+id)
+		return out, true, err
+	}
+	if _, t, _, _ := jsonparser.Get(body, "ddl"); t != jsonparser.NotExist {
+		table, pos := debeziumSource(body)
+		out, err := d.controlled("debezium schema change", false, table, pos)
+		return out, true, err
+	}
+	if _, t, _, _ := jsonparser.Get(body, "tableChanges"); t != jsonparser.NotExist {
+		table, pos := debeziumSource(body)
+		out, err := d.controlled("debezium schema change", false, table, pos)
+		return out, true, err
+	}
+	before, after := d.get(d.before), d.get(d.after)
+	if before.t == jsonparser.NotExist && after.t == jsonparser.NotExist && d.get(d.field("ts_ms")).t == jsonparser.Number {
+		out, err := d.controlled("debezium heartbeat", false, "", "")
+		return out, true, err
+	}
+	return 0, false, nil
+}
+
+// debeziumSourcePos are the members of "source" that place an event in
+// its database's log, for the connectors that write them (MySQL file/pos
+// and GTID, Postgres LSN, SQL Server change and commit LSNs, Oracle SCN).
+var debeziumSourcePos = []string{"file", "pos", "row", "gtid", "lsn", "txId", "change_lsn", "commit_lsn", "event_serial_no", "scn", "commit_scn"}
+
+// debeziumSource returns the table ("schema.table", or "db.table") and the
+// log position of a payload's "source".
+func debeziumSource(body []byte) (table, position string) {
+	src, t, _, err := jsonparser.Get(body, "source")
+	if err != nil || t != jsonparser.Object {
+		return "", ""
+	}
+	ns, _ := jsonparser.GetString(src, "schema")
+	if ns == "" {
+		ns, _ = jsonparser.GetString(src, "db")
+	}
+	tbl, _ := jsonparser.GetString(src, "table")
+	if ns != "" || tbl != "" {
+		table = ns + "." + tbl
+	}
+	var parts []string
+	for _, k := range debeziumSourcePos {
+		if v, vt, _, err := jsonparser.Get(src, k); err == nil && vt != jsonparser.Null {
+			parts = append(parts, k+"="+string(v))
+		}
+	}
+	return table, strings.Join(parts, " ")
 }
 
 // debeziumEnc writes debezium-json (never with schema-include, as Flink).

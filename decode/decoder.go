@@ -29,6 +29,10 @@ const (
 	// Dropped: the message could not be decoded and ignore-parse-errors is
 	// on. Rows it emitted before the failure stay, as in Flink (spec §9).
 	Dropped
+	// Control: under producer semantics, a message the producer documents
+	// that carries no rows (DDL, transaction markers, heartbeats, bootstrap
+	// markers, truncates); Result.Control names it.
+	Control
 )
 
 // Result is what [Decoder.Decode] did with one message.
@@ -41,6 +45,16 @@ type Result struct {
 	// converted and became NULL (ignore-parse-errors only); use [Locate]
 	// on each for its position.
 	Nulled []error
+	// Control names a Control message ("canal ALTER", "debezium
+	// transaction BEGIN", ...); Truncate is set for a truncate, which a
+	// lake loader must apply: Table and Position say where it applies.
+	Control  string
+	Truncate bool
+	Table    string
+	Position string
+	// ZeroDates counts MySQL zero dates ("0000-00-00") that became NULL
+	// (producer semantics).
+	ZeroDates int
 }
 
 // Decoder turns messages into rows appended to the [arrowconv.Builder] it
@@ -132,7 +146,7 @@ var formats = []*Format{
 		},
 		newFn: newCanal},
 	{Name: "debezium-json", title: "Debezium",
-		options: append(append([]string{}, commonOptions...), optSchemaInclude),
+		options: append(append([]string{}, commonOptions...), optSchemaInclude, optDecimalHandling, optTimePrecision, optUnavailable),
 		Metadata: []MetaKey{
 			{"schema", str, "top-level schema object as JSON text"},
 			{"ingestion-timestamp", ltz3, "payload ts_ms"},
@@ -345,6 +359,22 @@ type base struct {
 	mark     int // builder rows at the start of the message
 	rows     int // rows emitted by the current message
 	metaDone bool
+
+	// control describes the current message when it is a Control one.
+	control controlInfo
+}
+
+// controlInfo is what a format says about a control message.
+type controlInfo struct {
+	what            string
+	truncate        bool
+	table, position string
+}
+
+// controlled records a control message and returns its outcome.
+func (d *base) controlled(what string, truncate bool, table, position string) (Outcome, error) {
+	d.control = controlInfo{what, truncate, table, position}
+	return Control, nil
 }
 
 func (d *base) SetFile(fi FileInfo) { d.file = fi }
@@ -356,6 +386,7 @@ func (d *base) Decode(msg []byte) (Result, error) {
 	}
 	d.cx.msg = msg
 	d.cx.nulled = d.cx.nulled[:0]
+	d.cx.zeroDates = 0
 	d.mark, d.rows, d.metaDone = d.b.Mark(), 0, false
 	out, err := d.decode(msg)
 	if err != nil {
@@ -370,7 +401,11 @@ func (d *base) Decode(msg []byte) (Result, error) {
 		return Result{}, err
 	}
 	d.trimMeta()
-	res := Result{Rows: d.rows, Outcome: out}
+	res := Result{Rows: d.rows, Outcome: out, ZeroDates: d.cx.zeroDates}
+	if out == Control {
+		c := d.control
+		res.Control, res.Truncate, res.Table, res.Position = c.what, c.truncate, c.table, c.position
+	}
 	if len(d.cx.nulled) > 0 {
 		res.Nulled = append([]error(nil), d.cx.nulled...)
 	}

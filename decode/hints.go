@@ -108,16 +108,16 @@ func Hint(f *Format, opts Options, msg []byte, err error) string {
 	case g.Format != "" && g.Format != f.Name:
 		return fmt.Sprintf("the message looks like %s (it has %s): use --format %s", g.Format, quoteKeys(g.Keys), g.Format)
 	}
-	if errors.Is(err, ErrUnknownOp) {
+	if errors.Is(err, ErrUnknownOp) && !opts.Producer {
 		switch f.Name {
 		case "canal-json":
-			return "Flink's canal-json skips only CREATE among Canal's DDL and control messages; to skip the others too (counted as dropped and dead-lettered) add --option canal-json.ignore-parse-errors=true"
+			return "Flink's canal-json skips only CREATE among Canal's DDL and control messages: --semantics producer counts the others as control messages and goes on (or ignore-parse-errors drops them, dead-lettered)"
 		case "maxwell-json":
-			return "Flink's maxwell-json knows only insert, update and delete; to skip DDL and bootstrap records (counted as dropped and dead-lettered) add --option maxwell-json.ignore-parse-errors=true"
+			return "Flink's maxwell-json knows only insert, update and delete: --semantics producer reads bootstrap-insert rows and counts DDL and bootstrap markers as control messages (or ignore-parse-errors drops them, dead-lettered)"
 		case "debezium-json":
-			return "Flink's debezium-json knows only the ops c, r, u and d; to skip truncate (t) and message (m) records (counted as dropped and dead-lettered) add --option debezium-json.ignore-parse-errors=true"
+			return "Flink's debezium-json knows only the ops c, r, u and d: --semantics producer counts truncates (t), messages (m), transaction markers and heartbeats as control messages (or ignore-parse-errors drops them, dead-lettered)"
 		case "ogg-json":
-			return "Flink's ogg-json knows only the op_types I, U and D; to skip truncates (T) and other records (counted as dropped and dead-lettered) add --option ogg-json.ignore-parse-errors=true"
+			return "Flink's ogg-json knows only the op_types I, U and D: --semantics producer counts truncates (T) as control messages (or ignore-parse-errors drops them, dead-lettered)"
 		}
 	}
 	return ""

@@ -1,10 +1,21 @@
 package decode
 
 import (
+	"fmt"
+
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
+
+// maxwellPosition is a Maxwell message's position in the binlog:
+// "position" (file:offset), "xid" and "xoffset".
+func maxwellPosition(root []byte) string {
+	pos, _ := jsonparser.GetString(root, "position")
+	xid, _ := jsonparser.GetInt(root, "xid")
+	xoff, _ := jsonparser.GetInt(root, "xoffset")
+	return fmt.Sprintf("position=%s xid=%d xoffset=%d", pos, xid, xoff)
+}
 
 // maxwell decodes maxwell-json (spec §5): "data" is the row, "old" holds the
 // changed columns of an update. Only insert, update and delete are known;
@@ -28,6 +39,18 @@ func (m *maxwell) decode(root []byte) (Outcome, error) {
 		return 0, err
 	}
 	data, old := m.get(m.data), m.get(m.old)
+	if m.opts.Producer {
+		switch string(op) {
+		case "bootstrap-insert":
+			// The initial snapshot: rows of the table as it was.
+			op = []byte("insert")
+		case "table-create", "table-alter", "table-drop", "database-create", "database-alter", "database-drop",
+			"bootstrap-start", "bootstrap-complete":
+			db, _ := jsonparser.GetString(root, "database")
+			tbl, _ := jsonparser.GetString(root, "table")
+			return m.controlled("maxwell "+string(op), false, db+"."+tbl, maxwellPosition(root))
+		}
+	}
 	switch string(op) {
 	case "insert", "delete":
 		if err := m.validateRow("old", old); err != nil {

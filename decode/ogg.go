@@ -33,6 +33,13 @@ func (o *ogg) decode(root []byte) (Outcome, error) {
 	if err != nil {
 		return 0, err
 	}
+	if o.opts.Producer && string(op) == "T" {
+		// A truncate: GoldenGate's JSON formatter writes op_type T.
+		table, _ := jsonparser.GetString(root, "table")
+		pos, _ := jsonparser.GetString(root, "pos")
+		csn, _ := jsonparser.GetString(root, "csn")
+		return o.controlled("ogg T", true, table, fmt.Sprintf("pos=%s csn=%s", pos, csn))
+	}
 	return beforeAfter(o.base, string(op), o.op.name, opSlot, "I", "", "U", "D", "Ogg")
 }
 

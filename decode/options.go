@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Options are one format's Flink options. The zero value is Flink's
@@ -26,7 +27,62 @@ type Options struct {
 	// FailOnMissingField is json.fail-on-missing-field.
 	FailOnMissingField bool
 
+	// Producer selects producer semantics (docs/producer-semantics.md):
+	// each value decoded as its producer meant it, control messages
+	// counted instead of failing. It is cdcetl's setting (--semantics
+	// producer, 'cdcetl.semantics' in a DDL), not a Flink option.
+	Producer bool
+	// CaseInsensitive matches a row's keys to columns ignoring case when no
+	// key matches exactly (--column-case insensitive; the producer
+	// default).
+	CaseInsensitive bool
+	// SourceTZ is the zone of wall-clock text read into TIMESTAMP_LTZ under
+	// producer semantics (MySQL TIMESTAMP columns as Canal and Maxwell
+	// write them); nil means UTC.
+	SourceTZ *time.Location
+	// DecimalHandling and TimePrecision are Debezium's connector settings
+	// decimal.handling.mode (precise, string, double) and
+	// time.precision.mode (adaptive, adaptive_time_microseconds, connect),
+	// used under producer semantics when a message carries no schema.
+	DecimalHandling, TimePrecision string
+	// Unavailable is Debezium's unavailable.value.placeholder (default
+	// __debezium_unavailable_value): a value it did not send.
+	Unavailable string
+
 	dbRe, tableRe *regexp.Regexp
+}
+
+// Debezium connector settings taken as options under producer semantics.
+const (
+	optDecimalHandling = "decimal.handling.mode"
+	optTimePrecision   = "time.precision.mode"
+	optUnavailable     = "unavailable.value.placeholder"
+)
+
+// DefaultUnavailable is Debezium's default unavailable.value.placeholder.
+const DefaultUnavailable = "__debezium_unavailable_value"
+
+// Check reports options that apply only under producer semantics when it
+// is off, and fills the producer defaults when it is on.
+func (o *Options) Check(f *Format) error {
+	if !o.Producer {
+		for k, v := range map[string]string{optDecimalHandling: o.DecimalHandling, optTimePrecision: o.TimePrecision, optUnavailable: o.Unavailable} {
+			if v != "" {
+				return fmt.Errorf("%w: %s.%s is a Debezium connector setting that applies only with --semantics producer", ErrOption, f.Name, k)
+			}
+		}
+		return nil
+	}
+	if o.DecimalHandling == "" {
+		o.DecimalHandling = "precise"
+	}
+	if o.TimePrecision == "" {
+		o.TimePrecision = "adaptive"
+	}
+	if o.Unavailable == "" {
+		o.Unavailable = DefaultUnavailable
+	}
+	return nil
 }
 
 // Option keys, after the format prefix.
@@ -62,6 +118,9 @@ var optionDocs = map[string]OptionDoc{
 	optDatabaseInclude:   {optDatabaseInclude, "", "a regular expression (Go RE2 syntax: Java look-around and back-references are refused) the whole \"database\" value must match"},
 	optTableInclude:      {optTableInclude, "", "a regular expression (Go RE2 syntax: Java look-around and back-references are refused) the whole \"table\" value must match"},
 	optSchemaInclude:     {optSchemaInclude, "false", "messages carry a schema/payload envelope"},
+	optDecimalHandling:   {optDecimalHandling, "precise", "producer semantics, messages without a schema: how the connector wrote DECIMAL (precise: base64 bytes; string; double)"},
+	optTimePrecision:     {optTimePrecision, "adaptive", "producer semantics, messages without a schema: how the connector wrote temporal values (adaptive, adaptive_time_microseconds, connect)"},
+	optUnavailable:       {optUnavailable, DefaultUnavailable, "producer semantics: the text Debezium writes for a value it did not send (Postgres TOAST); such a column is unchanged, not NULL"},
 	optFailOnMissing:     {optFailOnMissing, "false", "a missing field is an error instead of NULL"},
 	optJSONParser:        {optJSONParser, "true", "accepted for compatibility; decoding is the same either way"},
 }
@@ -169,6 +228,22 @@ func ParseOptions(f *Format, kv map[string]string, sink bool) (Options, error) {
 			o.FailOnMissingField, err = parseBool(full, v)
 		case optJSONParser:
 			_, err = parseBool(full, v)
+		case optDecimalHandling:
+			switch v {
+			case "precise", "string", "double":
+				o.DecimalHandling = v
+			default:
+				err = fmt.Errorf("%w: %s: %q is not a Debezium decimal.handling.mode (precise, string, double)", ErrOption, full, v)
+			}
+		case optTimePrecision:
+			switch v {
+			case "adaptive", "adaptive_time_microseconds", "connect":
+				o.TimePrecision = v
+			default:
+				err = fmt.Errorf("%w: %s: %q is not a Debezium time.precision.mode (adaptive, adaptive_time_microseconds, connect)", ErrOption, full, v)
+			}
+		case optUnavailable:
+			o.Unavailable = v
 		}
 		if err != nil {
 			return o, err
@@ -224,5 +299,24 @@ func (o Options) Settings() map[string]string {
 		optTableInclude:      o.TableInclude,
 		optSchemaInclude:     b(o.SchemaInclude),
 		optFailOnMissing:     b(o.FailOnMissingField),
+		optDecimalHandling:   o.DecimalHandling,
+		optTimePrecision:     o.TimePrecision,
+		optUnavailable:       o.Unavailable,
 	}
+}
+
+// Semantics names the decoding semantics: "flink" or "producer".
+func (o Options) Semantics() string {
+	if o.Producer {
+		return "producer"
+	}
+	return "flink"
+}
+
+// TZName names SourceTZ ("UTC" when nil).
+func (o Options) TZName() string {
+	if o.SourceTZ == nil {
+		return "UTC"
+	}
+	return o.SourceTZ.String()
 }

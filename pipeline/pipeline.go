@@ -112,6 +112,11 @@ func (c *Config) Conversion() Conversion {
 	m := map[string]string{"to": c.To}
 	if c.Format != nil {
 		m["format"] = c.Format.Name
+		m["semantics"] = c.Options.Semantics()
+		m["column-case"] = map[bool]string{false: "sensitive", true: "insensitive"}[c.Options.CaseInsensitive]
+		if c.Options.Producer {
+			m["source-time-zone"] = c.Options.TZName()
+		}
 		for k, v := range c.Options.Settings() {
 			if k != "ignore-parse-errors" {
 				m["option "+c.Format.Name+"."+k] = v
@@ -160,7 +165,7 @@ func (c *Config) createdBy() string {
 }
 
 // Stats counts what a run did. Lines = Messages + Blank + DDL + Filtered +
-// Dropped, where Messages are the lines that produced their rows.
+// Dropped + Control, where Messages are the lines that produced their rows.
 type Stats struct {
 	Files    int   `json:"files"`
 	Lines    int64 `json:"lines"`
@@ -169,6 +174,14 @@ type Stats struct {
 	DDL      int64 `json:"ddl_skipped"`
 	Filtered int64 `json:"filtered"`
 	Dropped  int64 `json:"dropped"`
+	// Control counts, under producer semantics, the messages that carry no
+	// rows (DDL, transaction markers, heartbeats, truncates).
+	Control int64 `json:"control"`
+	// ZeroDates counts MySQL zero dates made NULL (producer semantics).
+	ZeroDates int64 `json:"zero_dates,omitempty"`
+	// Truncates lists the truncates met (producer semantics), in input
+	// order: a lake loader must empty the table at that point.
+	Truncates []Truncate `json:"truncates,omitempty"`
 	// Rows counts rows by kind (index = arrowconv.RowKind).
 	Rows  RowCounts `json:"rows"`
 	Bytes int64     `json:"bytes"`
@@ -186,6 +199,14 @@ type Stats struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// PerFile holds each input's own counts, in input order.
 	PerFile []FileStats `json:"per_file,omitempty"`
+}
+
+// Truncate is a truncate message: the table it empties, and where it is.
+type Truncate struct {
+	Table    string `json:"table"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Position string `json:"source_position,omitempty"`
 }
 
 // RowCounts counts rows by kind; it marshals as {"+I": n, "-U": n, ...}.
@@ -262,6 +283,9 @@ func (s *Stats) add(o Stats) {
 	s.DDL += o.DDL
 	s.Filtered += o.Filtered
 	s.Dropped += o.Dropped
+	s.Control += o.Control
+	s.ZeroDates += o.ZeroDates
+	s.Truncates = append(s.Truncates, o.Truncates...)
 	s.Bytes += o.Bytes
 	s.Nulled += o.Nulled
 	s.DeadLetters += o.DeadLetters

@@ -203,6 +203,11 @@ func (r *run) worker(ctx context.Context) error {
 				res.st.DDL++
 			case decode.Filtered:
 				res.st.Filtered++
+			case decode.Control:
+				res.st.Control++
+				if out.Truncate {
+					res.st.Truncates = append(res.st.Truncates, Truncate{Table: out.Table, File: pos.File, Line: pos.Line, Position: out.Position})
+				}
 			case decode.Dropped:
 				res.st.Dropped++
 				if r.keepDead() {
@@ -212,6 +217,7 @@ func (r *run) worker(ctx context.Context) error {
 				}
 			}
 			res.st.Nulled += int64(len(out.Nulled))
+			res.st.ZeroDates += int64(out.ZeroDates)
 			if r.keepDead() {
 				for _, e := range out.Nulled {
 					res.dead = append(res.dead, deadLetter(e, pos, "value", msg))

@@ -42,12 +42,16 @@ type convertOpts struct {
 	force, keepGoing, dictionary, delta       bool
 	settle                                    time.Duration
 	logFormat                                 string
+	semantics, columnCase, sourceTZ           string
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	fs.StringVar(&o.format, "format", "", "input format: "+strings.Join(decode.FormatNames(), ", "))
 	fs.StringVar(&o.schema, "schema", "", "Flink SQL column list, e.g. \"id BIGINT, name STRING\"")
+	fs.StringVar(&o.semantics, "semantics", "", "flink (default with a schema): decode exactly as Flink; producer: decode each value as its producer meant it, control messages counted (docs/producer-semantics.md)")
+	fs.StringVar(&o.columnCase, "column-case", "", "sensitive (Flink) or insensitive (the producer default): match row keys to columns ignoring case when no key matches exactly")
+	fs.StringVar(&o.sourceTZ, "source-time-zone", "", "producer semantics: the zone of wall-clock text read into TIMESTAMP_LTZ (MySQL TIMESTAMP columns), an IANA name (default UTC)")
 	fs.StringVar(&o.ddl, "ddl", "", "file holding a Flink CREATE TABLE statement (instead of --schema)")
 	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable); --KEY=VALUE works too")
 	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
@@ -196,7 +200,8 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 	if logFormat == "json" {
 		log, _ := newLogger("json", stderr)
 		attrs := []any{"files", st.Files, "lines", st.Lines, "messages", st.Messages, "blank", st.Blank, "ddl", st.DDL,
-			"filtered", st.Filtered, "dropped", st.Dropped, "nulled", st.Nulled, "skipped", st.Skipped, "failed", st.Failed,
+			"filtered", st.Filtered, "dropped", st.Dropped, "control", st.Control, "zero_dates", st.ZeroDates, "truncates", len(st.Truncates),
+			"nulled", st.Nulled, "skipped", st.Skipped, "failed", st.Failed,
 			"insert", st.Rows[0], "update_before", st.Rows[1], "update_after", st.Rows[2], "delete", st.Rows[3]}
 		if err != nil {
 			log.Error("summary", append(attrs, "error", err.Error())...)
@@ -214,8 +219,18 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 			st.Skipped, cfg.OutDir, pipeline.JournalName)
 		return
 	}
-	fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped; rows +I %d, -U %d, +U %d, -D %d",
-		st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, st.Dropped, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
+	control := ""
+	if cfg.Options.Producer {
+		control = fmt.Sprintf(", %d control", st.Control)
+	}
+	fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped%s; rows +I %d, -U %d, +U %d, -D %d",
+		st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, st.Dropped, control, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
+	if st.ZeroDates > 0 {
+		fmt.Fprintf(stderr, "; %d zero dates nulled", st.ZeroDates)
+	}
+	if n := len(st.Truncates); n > 0 {
+		fmt.Fprintf(stderr, "; %d truncates (listed in --report)", n)
+	}
 	if st.Nulled > 0 {
 		fmt.Fprintf(stderr, "; %d values nulled", st.Nulled)
 	}
@@ -267,7 +282,23 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 				if len(paths) == 0 {
 					paths = []string{v}
 				}
+			case "cdcetl.semantics":
+				if o.semantics == "" {
+					o.semantics = v
+				}
+			case "cdcetl.column-case":
+				if o.columnCase == "" {
+					o.columnCase = v
+				}
+			case "cdcetl.source-time-zone":
+				if o.sourceTZ == "" {
+					o.sourceTZ = v
+				}
 			default:
+				if strings.HasPrefix(k, "cdcetl.") {
+					return cfg, nil, usagef("--ddl: unknown WITH key '%s'%s (cdcetl's keys: cdcetl.semantics, cdcetl.column-case, cdcetl.source-time-zone)", k,
+						didYouMean(k, []string{"cdcetl.semantics", "cdcetl.column-case", "cdcetl.source-time-zone"}))
+				}
 				kv[k] = v
 			}
 		}
@@ -331,6 +362,33 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	opts, err := decode.ParseOptions(f, kv, false)
 	if err != nil {
+		return cfg, nil, err
+	}
+	switch o.semantics {
+	case "", "flink":
+	case "producer":
+		opts.Producer, opts.CaseInsensitive = true, true
+	default:
+		return cfg, nil, usagef("--semantics %q: want flink or producer", o.semantics)
+	}
+	switch o.columnCase {
+	case "":
+	case "sensitive", "insensitive":
+		opts.CaseInsensitive = o.columnCase == "insensitive"
+	default:
+		return cfg, nil, usagef("--column-case %q: want sensitive or insensitive", o.columnCase)
+	}
+	if o.sourceTZ != "" {
+		if !opts.Producer {
+			return cfg, nil, usagef("--source-time-zone applies only with --semantics producer (Flink reads TIMESTAMP_LTZ text only with a Z)")
+		}
+		loc, err := time.LoadLocation(o.sourceTZ)
+		if err != nil {
+			return cfg, nil, usagef("--source-time-zone %q: %v (use an IANA name such as Europe/Berlin, or UTC)", o.sourceTZ, err)
+		}
+		opts.SourceTZ = loc
+	}
+	if err := opts.Check(f); err != nil {
 		return cfg, nil, err
 	}
 	var targetOpts decode.Options

@@ -40,7 +40,7 @@ func TestHints(t *testing.T) {
 			`hint: the message looks like maxwell-json (it has "database", "table", "type", "data"): use --format maxwell-json`},
 		{"canal DDL other than CREATE", "canal-json", "id INT",
 			`{"data":null,"database":"d","table":"t","type":"ALTER","isDdl":true,"sql":"ALTER TABLE t ADD c INT"}`, nil,
-			"Flink's canal-json skips only CREATE"},
+			"Flink's canal-json skips only CREATE among Canal's DDL and control messages: --semantics producer"},
 		{"column matching no key", "ogg-json", "id INT",
 			`{"table":"S.T","op_type":"I","op_ts":"2020-01-01 00:00:00","after":{"ID":1}}`, nil,
 			`warning: ` + filepath.Join(dir, "column matching no key.json") + `: column id is NULL in all 1 rows: the messages have no key "id" (they have "ID"; names are case-sensitive)`},
