@@ -386,7 +386,12 @@ func NewColumn(t Type) Column {
 		return &FixedCol[int8]{}
 	case SmallInt:
 		return &FixedCol[int16]{}
-	case Int, Date, Time:
+	case Time:
+		if t.Precision <= 3 {
+			return &FixedCol[int32]{}
+		}
+		return &FixedCol[int64]{}
+	case Int, Date:
 		return &FixedCol[int32]{}
 	case BigInt, Timestamp, TimestampLTZ:
 		return &FixedCol[int64]{}

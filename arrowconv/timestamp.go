@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // How TIMESTAMP(p) and TIMESTAMP_LTZ(p) values are held.
@@ -24,6 +25,21 @@ func TimestampUnit(precision int) arrow.TimeUnit {
 	}
 	return arrow.Nanosecond
 }
+
+// TimeUnit is the Arrow unit of a TIME(p) column: milliseconds up to
+// precision 3 (time32), micro- and nanoseconds above (time64).
+func TimeUnit(precision int) arrow.TimeUnit {
+	switch {
+	case precision <= 3:
+		return arrow.Millisecond
+	case precision <= 6:
+		return arrow.Microsecond
+	}
+	return arrow.Nanosecond
+}
+
+// UnitNanos is the number of nanoseconds in one unit of u.
+func UnitNanos(u arrow.TimeUnit) int64 { return unitNanos(u) }
 
 // unitNanos is the number of nanoseconds in one unit.
 func unitNanos(u arrow.TimeUnit) int64 {
@@ -98,4 +114,16 @@ func TimestampRange(u arrow.TimeUnit) string {
 		return fmt.Sprintf("%s to %s", lo.Format("2006-01-02 15:04:05.999999999"), hi.Format("2006-01-02 15:04:05.999999999"))
 	}
 	return fmt.Sprintf("years %d to %d", lo.Year()+1, hi.Year()-1)
+}
+
+// TimeNanos returns value i of a TIME column (time32 or time64) as
+// nanoseconds of the day.
+func TimeNanos(a arrow.Array, i int) int64 {
+	switch t := a.(type) {
+	case *array.Time32:
+		return int64(t.Value(i)) * unitNanos(t.DataType().(*arrow.Time32Type).Unit)
+	case *array.Time64:
+		return int64(t.Value(i)) * unitNanos(t.DataType().(*arrow.Time64Type).Unit)
+	}
+	panic("arrowconv: not a TIME array: " + a.DataType().String())
 }

@@ -180,7 +180,9 @@ const (
 // TIMESTAMP and TIMESTAMP_LTZ are stored in microseconds up to precision
 // 6 and in nanoseconds above ([TimestampUnit]), so that every year Flink
 // accepts fits; the Parquet writer narrows to the declared precision. TIME
-// is stored in milliseconds of the day, which is all Flink keeps.
+// is stored in milliseconds of the day up to precision 3, micro- and
+// nanoseconds above ([TimeUnit]): Flink keeps whole seconds, producer
+// semantics the fraction up to the precision.
 func (t Type) ArrowType() arrow.DataType {
 	switch t.Kind {
 	case Boolean:
@@ -206,7 +208,13 @@ func (t Type) ArrowType() arrow.DataType {
 	case Date:
 		return arrow.FixedWidthTypes.Date32
 	case Time:
-		return arrow.FixedWidthTypes.Time32ms
+		switch TimeUnit(t.Precision) {
+		case arrow.Millisecond:
+			return arrow.FixedWidthTypes.Time32ms
+		case arrow.Microsecond:
+			return arrow.FixedWidthTypes.Time64us
+		}
+		return arrow.FixedWidthTypes.Time64ns
 	case Timestamp:
 		return &arrow.TimestampType{Unit: TimestampUnit(t.Precision)}
 	case TimestampLTZ:

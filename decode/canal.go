@@ -1,9 +1,11 @@
 package decode
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/buger/jsonparser"
 
@@ -15,18 +17,19 @@ import (
 // CREATE is skipped, every other type is an error.
 type canal struct {
 	*base
-	data, old, typ, database, table field
+	data, old, typ, database, table, mysqlType field
 }
 
 func newCanal(b *base) opDecoder { return &canal{base: b} }
 
 func (c *canal) envelope() []string {
-	return []string{"data", "old", "type", "database", "table", "sqlType", "pkNames", "ts", "es"}
+	return []string{"data", "old", "type", "database", "table", "sqlType", "pkNames", "ts", "es", "mysqlType"}
 }
 
 func (c *canal) bind() {
 	c.data, c.old, c.typ = c.field("data"), c.field("old"), c.field("type")
 	c.database, c.table = c.field("database"), c.field("table")
+	c.mysqlType = c.field("mysqlType")
 }
 
 func (c *canal) decode(root []byte) (Outcome, error) {
@@ -45,6 +48,7 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 		if out, ok, err := c.producerControl(root, string(op)); ok {
 			return out, err
 		}
+		c.applyMysqlTypes(c.get(c.mysqlType))
 	}
 	switch string(op) {
 	case "INSERT", "DELETE":
@@ -119,6 +123,32 @@ func (c *canal) decode(root []byte) (Outcome, error) {
 	}
 	return 0, c.opError("type", opSlot)
 }
+
+// applyMysqlTypes marks, under producer semantics, the columns whose
+// mysqlType is spatial: Canal writes them as MySQL's own form (a 4-byte
+// SRID, then WKB), and a BYTES column gets the WKB. Read again only when
+// the mysqlType object's bytes change.
+func (c *canal) applyMysqlTypes(s slot) {
+	if s.t != jsonparser.Object || bytes.Equal(s.v, c.lastSchema) {
+		return
+	}
+	c.lastSchema = append(c.lastSchema[:0], s.v...)
+	copy(c.encs, c.defaultEncs)
+	jsonparser.ObjectEach(s.v, func(k, v []byte, _ jsonparser.ValueType, _ int) error {
+		col, ok := c.row.names[string(k)]
+		if !ok && c.row.fold != nil {
+			col, ok = c.row.fold[strings.ToLower(string(k))]
+		}
+		if ok && mysqlSpatial[strings.ToLower(string(v))] {
+			c.encs[col] = colEnc{kind: lgGeometry}
+		}
+		return nil
+	})
+}
+
+// mysqlSpatial are MySQL's spatial column types.
+var mysqlSpatial = map[string]bool{"geometry": true, "point": true, "linestring": true, "polygon": true, "multipoint": true,
+	"multilinestring": true, "multipolygon": true, "geometrycollection": true, "geomcollection": true}
 
 // canalControl are the event types Canal (and TiCDC's canal-json) write
 // for messages that carry no rows: DDL (isDdl true), transaction and

@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 
 	"github.com/buger/jsonparser"
 )
@@ -403,12 +404,31 @@ func (d *base) captureRow(i int) (int, error) {
 	if len(d.fastNames) > 0 && !d.plain {
 		sc.expect = d.fastNames[0]
 	}
+	var folded []foldHit
 	return sc.object(i, func(k []byte, vi int) (int, error) {
 		col := -1 // look the key up before the value overwrites it
 		if next < len(d.phys) && (sc.hit || d.phys[next].Name == string(k)) {
 			col = next
 		} else if c, ok := d.row.names[string(k)]; ok {
 			col = c
+		}
+		if col >= 0 && folded != nil {
+			if err := checkFold(folded, col, k); err != nil {
+				return 0, withOffset(err, vi)
+			}
+		}
+		if col < 0 && d.row.fold != nil {
+			// --column-case insensitive: a key no column has exactly.
+			if c, ok := d.row.fold[strings.ToLower(string(k))]; ok {
+				if err := checkFold(folded, c, k); err != nil {
+					return 0, withOffset(err, vi)
+				}
+				if d.pool[start+c].t != jsonparser.NotExist && !hasFold(folded, c) {
+					return 0, withOffset(foldConflict(d.phys[c].Name, string(k)), vi)
+				}
+				folded = append(folded, foldHit{c, string(k)})
+				col = c
+			}
 		}
 		v, end, err := sc.value(vi)
 		if err != nil {
@@ -527,6 +547,10 @@ func (d *base) markKey(k []byte) {
 	}
 	if c, ok := d.row.names[string(k)]; ok {
 		d.present[c], d.markNext = true, c+1
+	} else if d.row.fold != nil {
+		if c, ok := d.row.fold[strings.ToLower(string(k))]; ok {
+			d.present[c], d.markNext = true, c+1
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -24,6 +25,9 @@ type conv func(v []byte, t jsonparser.ValueType) error
 // value) and are not safe for concurrent use.
 type convCtx struct {
 	format        string // the format's name, for hints
+	prod          *producerCtx // producer semantics, or nil
+	curEnc        *colEnc      // while building: the top-level column's encoding
+	foldKeys      bool         // --column-case insensitive
 	lenient       bool
 	exact         bool // the schema has a DECIMAL: Jackson reads fractions as exact decimals
 	iso           bool // timestamp-format.standard = ISO-8601
@@ -101,7 +105,22 @@ func (cx *convCtx) apply(inner conv, col arrowconv.Column, v []byte, t jsonparse
 	return nil
 }
 
+// newInner builds the converter of non-null values of type typ into col:
+// the producer's when the decoder has producer semantics and the producer's
+// encoding differs from Flink's, Flink's otherwise. enc is a top-level
+// column's encoding (nil inside nested values).
 func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
+	if cx.prod != nil {
+		if c := cx.newProducerInner(typ, col, cx.curEnc); c != nil {
+			return c
+		}
+	}
+	return cx.newFlinkInner(typ, col)
+}
+
+// newFlinkInner is Flink's converter for typ (spec §3).
+func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv {
+	cx.curEnc = nil // nested values take their type's default encoding
 	name := typ.String()
 	switch typ.Kind {
 	case arrowconv.Boolean:
@@ -288,13 +307,14 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 			return nil
 		}
 	case arrowconv.Time:
-		c := col.(*arrowconv.FixedCol[int32])
+		// Flink keeps whole seconds; the column's unit follows the precision.
+		put := timeAppender(typ, col)
 		return func(v []byte, t jsonparser.ValueType) error {
-			ms, ok := parseTime(cx.textOf(v, t))
+			ns, ok := parseTime(cx.textOf(v, t))
 			if !ok {
 				return cx.fail(v, name, "expected HH:mm:ss")
 			}
-			c.Append(ms)
+			put(ns - ns%1e9)
 			return nil
 		}
 	case arrowconv.Timestamp, arrowconv.TimestampLTZ:
@@ -391,7 +411,7 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 		}
 	case arrowconv.Row:
 		c := col.(*arrowconv.StructCol)
-		rc := cx.newRowConv(typ.Fields, c.Fields)
+		rc := cx.newRowConv(typ.Fields, c.Fields, nil)
 		slots := make([]slot, len(typ.Fields))
 		return func(v []byte, t jsonparser.ValueType) error {
 			if t != jsonparser.Object {
@@ -403,6 +423,17 @@ func (cx *convCtx) newInner(typ arrowconv.Type, col arrowconv.Column) conv {
 		}
 	}
 	panic("decode: no converter for " + name)
+}
+
+// timeAppender appends nanoseconds of the day to a TIME(p) column in its
+// unit (milliseconds in int32 up to precision 3, else int64 µs or ns).
+func timeAppender(typ arrowconv.Type, col arrowconv.Column) func(ns int64) {
+	per := arrowconv.UnitNanos(arrowconv.TimeUnit(typ.Precision))
+	if c, ok := col.(*arrowconv.FixedCol[int32]); ok {
+		return func(ns int64) { c.Append(int32(ns / per)) }
+	}
+	c := col.(*arrowconv.FixedCol[int64])
+	return func(ns int64) { c.Append(ns / per) }
 }
 
 // integer is Flink's INT/BIGINT rule: a JSON number whose value is in range
@@ -480,19 +511,40 @@ type slot struct {
 type rowConv struct {
 	cx     *convCtx
 	names  map[string]int
+	fold   map[string]int // lower-cased names, with --column-case insensitive
 	fields []arrowconv.Field
+	// unch, for the top-level row under producer semantics, records the
+	// columns the producer did not send (nil otherwise).
+	unch *unchanged
 	// inners convert non-null values into cols; apply does the rest, one
 	// call per value.
 	inners []conv
 	cols   []arrowconv.Column
+	// foldErr is the error of the last scan: two keys differing only in
+	// case.
+	foldErr error
 }
 
-func (cx *convCtx) newRowConv(fields []arrowconv.Field, cols []arrowconv.Column) *rowConv {
+// newRowConv builds the converter of rows of fields into cols; encs, for
+// the top-level row under producer semantics, are the columns' encodings
+// (nil otherwise).
+func (cx *convCtx) newRowConv(fields []arrowconv.Field, cols []arrowconv.Column, encs []colEnc) *rowConv {
 	rc := &rowConv{cx: cx, names: make(map[string]int, len(fields)), fields: fields}
 	for i, f := range fields {
 		rc.names[f.Name] = i
+		cx.curEnc = nil
+		if encs != nil {
+			cx.curEnc = &encs[i]
+		}
 		rc.inners = append(rc.inners, cx.newInner(f.Type, cols[i]))
 		rc.cols = append(rc.cols, cols[i])
+	}
+	cx.curEnc = nil
+	if cx.foldKeys {
+		rc.fold = make(map[string]int, len(fields))
+		for i, f := range fields {
+			rc.fold[strings.ToLower(f.Name)] = i
+		}
 	}
 	return rc
 }
@@ -502,16 +554,71 @@ func (rc *rowConv) scan(obj []byte, slots []slot) {
 	for i := range slots {
 		slots[i] = slot{t: jsonparser.NotExist}
 	}
+	var folded []foldHit
+	var ferr error
 	jsonparser.ObjectEach(obj, func(k, v []byte, t jsonparser.ValueType, _ int) error {
 		if i, ok := rc.names[string(k)]; ok {
 			slots[i] = slot{v, t}
+			if folded != nil {
+				ferr = firstErr(ferr, checkFold(folded, i, k))
+			}
+		} else if rc.fold != nil {
+			if i, ok := rc.fold[strings.ToLower(string(k))]; ok {
+				ferr = firstErr(ferr, checkFold(folded, i, k))
+				if ferr == nil && slots[i].t != jsonparser.NotExist && !hasFold(folded, i) {
+					ferr = foldConflict(rc.fields[i].Name, string(k))
+				}
+				folded = append(folded, foldHit{i, string(k)})
+				slots[i] = slot{v, t}
+			}
 		}
 		return nil
 	})
+	rc.foldErr = ferr
+}
+
+// foldHit is a key matched to column col ignoring case.
+type foldHit struct {
+	col int
+	key string
+}
+
+func hasFold(hits []foldHit, col int) bool {
+	for _, h := range hits {
+		if h.col == col {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFold reports two keys that differ only in case meeting in column
+// col: an earlier folded key, then k.
+func checkFold(hits []foldHit, col int, k []byte) error {
+	for _, h := range hits {
+		if h.col == col && h.key != string(k) {
+			return foldConflict(h.key, string(k))
+		}
+	}
+	return nil
+}
+
+func foldConflict(a, b string) error {
+	return &msgError{off: -1, err: errorf(ErrType, fmt.Sprintf("keys %q and %q differ only in case: with --column-case insensitive one column cannot take both (use --column-case sensitive)", a, b))}
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
 }
 
 // convert appends every field from slots.
 func (rc *rowConv) convert(slots []slot) error {
+	if rc.foldErr != nil {
+		return rc.foldErr
+	}
 	for i, s := range slots {
 		if err := rc.convertOne(i, s); err != nil {
 			return err
@@ -531,7 +638,15 @@ func (rc *rowConv) convertOne(i int, s slot) error {
 	return nil
 }
 
-// conv appends v to field i's column (see convCtx.apply).
+// conv appends v to field i's column (see convCtx.apply). Under producer
+// semantics a value the producer did not send (Debezium's placeholder; a
+// key missing from an update's or delete's image) is recorded as unchanged
+// and appended as NULL.
 func (rc *rowConv) conv(i int, v []byte, t jsonparser.ValueType) error {
+	if rc.unch != nil && rc.unch.not(v, t) {
+		rc.cols[i].AppendNull()
+		rc.unch.cols[i] = true
+		return nil
+	}
 	return rc.cx.apply(rc.inners[i], rc.cols[i], v, t)
 }

@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"bytes"
+	"strconv"
 	"strings"
 
 	"github.com/buger/jsonparser"
@@ -33,6 +35,7 @@ func (d *debezium) decode(root []byte) (Outcome, error) {
 		body := root
 		if d.opts.SchemaInclude {
 			body = d.env[1].v
+			d.applySchema(d.env[0])
 		}
 		if out, ok, err := d.producerControl(body); ok {
 			return out, err
@@ -85,6 +88,72 @@ func (d *debezium) producerControl(body []byte) (Outcome, bool, error) {
 		return out, true, err
 	}
 	return 0, false, nil
+}
+
+// applySchema sets, under producer semantics, each column's encoding from
+// the Connect schema of the message's "after" (or "before") field: the
+// logical type names (io.debezium.time.*, Connect Date/Time/Timestamp/
+// Decimal) and a Decimal's scale. Messages of one stream repeat one
+// schema, so it is read again only when its bytes change.
+func (d *debezium) applySchema(s slot) {
+	if s.t != jsonparser.Object {
+		copy(d.encs, d.defaultEncs)
+		d.lastSchema = d.lastSchema[:0]
+		return
+	}
+	if bytes.Equal(s.v, d.lastSchema) && len(d.lastSchema) > 0 {
+		return
+	}
+	d.lastSchema = append(d.lastSchema[:0], s.v...)
+	copy(d.encs, d.defaultEncs)
+	var image []byte
+	jsonparser.ArrayEach(s.v, func(f []byte, _ jsonparser.ValueType, _ int, _ error) {
+		name, _ := jsonparser.GetString(f, "field")
+		if image == nil && (name == "after" || name == "before") {
+			if fs, t, _, err := jsonparser.Get(f, "fields"); err == nil && t == jsonparser.Array {
+				image = fs
+			}
+		}
+	}, "fields")
+	if image == nil {
+		return
+	}
+	jsonparser.ArrayEach(image, func(f []byte, _ jsonparser.ValueType, _ int, _ error) {
+		field, _ := jsonparser.GetString(f, "field")
+		col, ok := d.row.names[field]
+		if !ok && d.row.fold != nil {
+			col, ok = d.row.fold[strings.ToLower(field)]
+		}
+		if !ok {
+			return
+		}
+		typ, _ := jsonparser.GetString(f, "type")
+		logicalName, _ := jsonparser.GetString(f, "name")
+		enc := colEnc{}
+		switch logicalName {
+		case "io.debezium.time.Date", "org.apache.kafka.connect.data.Date":
+			enc.kind = lgDays
+		case "io.debezium.time.Time", "org.apache.kafka.connect.data.Time", "io.debezium.time.Timestamp", "org.apache.kafka.connect.data.Timestamp":
+			enc.kind = lgMillis
+		case "io.debezium.time.MicroTime", "io.debezium.time.MicroTimestamp":
+			enc.kind = lgMicros
+		case "io.debezium.time.NanoTime", "io.debezium.time.NanoTimestamp":
+			enc.kind = lgNanos
+		case "org.apache.kafka.connect.data.Decimal":
+			sc, _ := jsonparser.GetString(f, "parameters", "scale")
+			n, _ := strconv.Atoi(sc)
+			enc = colEnc{kind: lgDecimalB64, scale: n}
+		case "io.debezium.data.VariableScaleDecimal":
+			enc.kind = lgVarDecimal
+		default:
+			if strings.HasPrefix(logicalName, "io.debezium.data.geometry.") {
+				enc.kind = lgGeometry
+			} else if typ == "double" || typ == "float" {
+				enc.kind = lgDouble
+			}
+		}
+		d.encs[col] = enc
+	}, "fields")
 }
 
 // debeziumSourcePos are the members of "source" that place an event in

@@ -2,8 +2,10 @@ package decode
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -125,13 +127,19 @@ var (
 	strs = arrowconv.Type{Kind: arrowconv.Array, Elem: &str}
 )
 
-// FileMetadata are the filesystem connector's keys, offered by every format.
+// FileMetadata are the keys every format offers: Flink's filesystem
+// connector's, and cdcetl's unchanged-columns.
 var FileMetadata = []MetaKey{
 	{"file.path", str, "path of the input file"},
 	{"file.name", str, "name of the input file"},
 	{"file.size", arrowconv.Type{Kind: arrowconv.BigInt}, "size of the input file in bytes"},
 	{"file.modification-time", ltz3, "modification time of the input file"},
+	{unchangedKey, strs, "the columns whose values the producer did not send (producer semantics; empty otherwise)"},
 }
+
+// unchangedKey is the metadata key of the per-row list of unchanged
+// columns.
+const unchangedKey = "unchanged-columns"
 
 var formats = []*Format{
 	{Name: "canal-json", title: "Canal",
@@ -270,6 +278,10 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	}
 	var physCols []arrowconv.Column
 	for i, c := range s.Columns {
+		if c.MetadataKey == unchangedKey {
+			d.unchCols = append(d.unchCols, b.Column(i).(*arrowconv.ListCol))
+			continue
+		}
 		if c.IsMetadata() {
 			d.metas = append(d.metas, metaCol{key: c.MetadataKey, typ: c.Type, col: b.Column(i)})
 			continue
@@ -277,7 +289,31 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 		d.phys = append(d.phys, c)
 		physCols = append(physCols, b.Column(i))
 	}
-	d.row = d.cx.newRowConv(d.phys, physCols)
+	d.cx.foldKeys = opts.CaseInsensitive
+	if opts.Producer {
+		d.cx.prod = &producerCtx{opts: &d.opts, mongo: f.Name == "debezium-json"}
+		d.encs = make([]colEnc, len(d.phys))
+		for i, c := range d.phys {
+			d.encs[i] = defaultEnc(f.Name, &d.opts, c.Type)
+		}
+		d.defaultEncs = slices.Clone(d.encs)
+	}
+	d.row = d.cx.newRowConv(d.phys, physCols, d.encs)
+	if opts.Producer {
+		u := &unchanged{cols: make([]bool, len(d.phys))}
+		if f.Name == "debezium-json" {
+			u.placeholder = []byte(opts.Unavailable)
+			u.placeB64 = []byte(base64.StdEncoding.EncodeToString(u.placeholder))
+		}
+		d.row.unch = u
+		for _, c := range s.PrimaryKey {
+			for i, p := range d.phys {
+				if p.Name == c {
+					d.pk = append(d.pk, i)
+				}
+			}
+		}
+	}
 	d.physCols = physCols
 	for _, c := range d.phys {
 		d.fastNames = append(d.fastNames, plainKey(c.Name))
@@ -362,6 +398,54 @@ type base struct {
 
 	// control describes the current message when it is a Control one.
 	control controlInfo
+
+	// Producer semantics: the columns' encodings in the current message
+	// (from a Debezium schema, else defaultEncs), the primary key's columns,
+	// and the unchanged-columns metadata columns.
+	encs, defaultEncs []colEnc
+	pk                []int
+	unchCols          []*arrowconv.ListCol
+	lastSchema        []byte
+	fillFromBefore    bool      // ogg: a +U takes what "after" left out from "before"
+	docs              [2][]byte // MongoDB documents of the message, unescaped
+}
+
+// documentOf returns, under producer semantics, the object a JSON string
+// holds (MongoDB's connector writes before/after as text), in buffer k;
+// any other value as it is.
+func (d *base) documentOf(s slot, k int) slot {
+	if s.t != jsonparser.String {
+		return s
+	}
+	d.docs[k] = unescape(d.docs[k][:0], s.v)
+	doc := bytes.TrimSpace(d.docs[k])
+	if len(doc) == 0 || doc[0] != '{' {
+		return s
+	}
+	return slot{doc, jsonparser.Object}
+}
+
+// emitKeyOnly emits a row of kind k with the primary key's columns from
+// image and every other column unchanged (NULL, listed in
+// unchanged-columns): the before image a producer did not send.
+func (d *base) emitKeyOnly(k arrowconv.RowKind, image slot) error {
+	slots := d.rowSlots(image, d.oldSlots)
+	if err := d.beginRow(k); err != nil {
+		return err
+	}
+	u := d.row.unch
+	for i, c := range d.physCols {
+		if slices.Contains(d.pk, i) {
+			if err := d.row.convertOne(i, slots[i]); err != nil {
+				return withPath(err, "after")
+			}
+			continue
+		}
+		c.AppendNull()
+		u.cols[i] = true
+	}
+	d.endRow()
+	return nil
 }
 
 // controlInfo is what a format says about a control message.
@@ -387,6 +471,7 @@ func (d *base) Decode(msg []byte) (Result, error) {
 	d.cx.msg = msg
 	d.cx.nulled = d.cx.nulled[:0]
 	d.cx.zeroDates = 0
+	d.row.foldErr = nil
 	d.mark, d.rows, d.metaDone = d.b.Mark(), 0, false
 	out, err := d.decode(msg)
 	if err != nil {
@@ -454,6 +539,9 @@ func (d *base) decode(msg []byte) (Outcome, error) {
 // first row of a message and copied for the others, as every row of one
 // message carries the same metadata.
 func (d *base) beginRow(k arrowconv.RowKind) error {
+	if d.row.foldErr != nil {
+		return d.row.foldErr // two keys differing only in case, met scanning the image
+	}
 	if err := d.fillMeta(); err != nil {
 		return err
 	}
@@ -462,6 +550,10 @@ func (d *base) beginRow(k arrowconv.RowKind) error {
 		for _, m := range d.metas {
 			m.col.AppendCopy(d.mark)
 		}
+	}
+	if u := d.row.unch; u != nil {
+		clear(u.cols)
+		u.absent = k != arrowconv.Insert
 	}
 	return nil
 }
@@ -482,7 +574,19 @@ func (d *base) fillMeta() error {
 }
 
 // endRow counts a finished row.
-func (d *base) endRow() { d.rows++ }
+func (d *base) endRow() {
+	d.rows++
+	for _, c := range d.unchCols {
+		c.Start()
+		if u := d.row.unch; u != nil {
+			for i, set := range u.cols {
+				if set {
+					c.Child.(*arrowconv.BytesCol).AppendString(d.phys[i].Name)
+				}
+			}
+		}
+	}
+}
 
 // emitObject emits one row from a JSON object value (a data/before/after
 // row; idx >= 0 for an element of an array field). A null or missing row
@@ -605,6 +709,13 @@ func (d *base) emitMergedBefore(oldObj, dataObj slot) error {
 func (d *base) emitAfterImage(before, after slot) error {
 	bs := d.rowSlots(before, d.oldSlots)
 	as := d.rowSlots(after, d.dataSlots)
+	if d.fillFromBefore {
+		for i := range as {
+			if as[i].t == jsonparser.NotExist && bs[i].t != jsonparser.NotExist {
+				as[i] = bs[i]
+			}
+		}
+	}
 	if err := d.beginRow(arrowconv.UpdateAfter); err != nil {
 		return err
 	}

@@ -317,8 +317,8 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 		}
 	case arrowconv.Time:
 		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
-			ms := int64(a.(*array.Time32).Value(i))
-			s := ms / 1000
+			// Flink writes HH:mm:ss: the fraction is dropped.
+			s := arrowconv.TimeNanos(a, i) / 1e9
 			dst = append(dst, '"')
 			dst = appendClock(dst, int(s/3600), int(s/60%60), int(s%60))
 			return append(dst, '"'), nil

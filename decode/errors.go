@@ -89,6 +89,14 @@ func (e *reasonError) Unwrap() error { return e.sentinel }
 
 func errorf(sentinel error, msg string) error { return &reasonError{sentinel, msg} }
 
+// withOffset places a msgError without an offset at off.
+func withOffset(err error, off int) error {
+	if me, ok := err.(*msgError); ok && me.off < 0 {
+		return &msgError{path: me.path, off: off, err: me.err, hint: me.hint}
+	}
+	return err
+}
+
 // withPath prefixes the path of a value error with name (a field name or
 // "[i]"), keeping the innermost offset.
 func withPath(err error, name string) error {

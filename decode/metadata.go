@@ -81,6 +81,9 @@ func (d *base) bindMeta(m *metaCol) error {
 		inner := func(v []byte, t jsonparser.ValueType) error {
 			text := d.stringText(slot{v, t})
 			ct, ok := parseOggCurrentTS(text)
+			if !ok && d.cx.prod != nil {
+				ct, ok = producerCivil(text) // GoldenGate's native yyyy-MM-dd:HH:mm:ss[.f], ISO
+			}
 			if !ok {
 				c.AppendNull() // spec §6: an unparseable current_ts is NULL, not an error
 				return nil
@@ -106,6 +109,9 @@ func (d *base) bindMeta(m *metaCol) error {
 				return nil
 			}
 			ct, ok := parseOggOpTS(d.stringText(s))
+			if !ok && d.cx.prod != nil {
+				ct, ok = producerCivil(d.stringText(s))
+			}
 			if !ok {
 				// Not a value error: Flink's converter throws in emitRow, which
 				// fails (or, with ignore-parse-errors, drops) the message.

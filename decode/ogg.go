@@ -26,7 +26,13 @@ func (o *ogg) envelope() []string {
 	return []string{"before", "after", "op_type", "table", "primary_keys", "current_ts", "op_ts"}
 }
 
-func (o *ogg) bind() { o.op = o.field("op_type"); o.bindBeforeAfter() }
+func (o *ogg) bind() {
+	o.op = o.field("op_type")
+	o.bindBeforeAfter()
+	// GoldenGate compressed updates leave unchanged columns out of "after":
+	// under producer semantics they come from "before" where it has them.
+	o.fillFromBefore = o.cx.prod != nil
+}
 
 func (o *ogg) decode(root []byte) (Outcome, error) {
 	op, opSlot, err := o.opText(o.op)
@@ -47,6 +53,19 @@ func (o *ogg) decode(root []byte) (Outcome, error) {
 // "after", updates as -U "before" then +U "after", deletes from "before".
 func beforeAfter(d *base, op, opField string, opSlot slot, ins1, ins2, upd, del, who string) (Outcome, error) {
 	before, after := d.get(d.before), d.get(d.after)
+	if d.cx.prod != nil {
+		// MongoDB's connector writes the documents as JSON text.
+		before, after = d.documentOf(before, 0), d.documentOf(after, 1)
+		if op == upd && (before.t == jsonparser.NotExist || before.t == jsonparser.Null) && after.t == jsonparser.Object {
+			// No before image (Postgres REPLICA IDENTITY DEFAULT, GoldenGate
+			// without before images, MongoDB): the -U row has the key, and
+			// every other column is unchanged.
+			if err := d.emitKeyOnly(arrowconv.UpdateBefore, after); err != nil {
+				return 0, err
+			}
+			return Emitted, d.emitObject(arrowconv.UpdateAfter, "after", -1, after)
+		}
+	}
 	switch {
 	case op == ins1 || (ins2 != "" && op == ins2):
 		if err := d.validateRow("before", before); err != nil {

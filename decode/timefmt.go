@@ -242,15 +242,16 @@ func parseDate(b []byte) (int32, bool) {
 	return int32(days), true
 }
 
-// parseTime is "HH:mm:ss" with an optional fraction (SMART). Flink keeps
-// whole seconds only: the fraction is dropped.
-func parseTime(b []byte) (int32, bool) {
+// parseTime is "HH:mm:ss" with an optional fraction (SMART), as
+// nanoseconds of the day. Flink keeps whole seconds only: its caller drops
+// the fraction.
+func parseTime(b []byte) (int64, bool) {
 	c := cursor{b: b}
 	ns, _, ok := c.clock(false, true)
 	if !ok || !c.done() {
 		return 0, false
 	}
-	return int32(ns / 1e9 * 1000), true
+	return ns, true
 }
 
 // civil is an instant as a day number (1970-01-01 = 0) and the nanoseconds

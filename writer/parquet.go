@@ -319,7 +319,7 @@ func nodeFor(t arrowconv.Type) parquet.Node {
 	case arrowconv.Date:
 		return parquet.Date()
 	case arrowconv.Time:
-		return parquet.TimeAdjusted(parquet.Millisecond, false)
+		return parquet.TimeAdjusted(timeUnit(t.Precision), false)
 	case arrowconv.Timestamp:
 		return parquet.TimestampAdjusted(timeUnit(t.Precision), false)
 	case arrowconv.TimestampLTZ:
@@ -556,7 +556,12 @@ func putterFor(t arrowconv.Type) func(*leaf, arrow.Array, int) {
 	case arrowconv.Date:
 		return func(l *leaf, a arrow.Array, i int) { l.putInt32(int32(a.(*array.Date32).Value(i))) }
 	case arrowconv.Time:
-		return func(l *leaf, a arrow.Array, i int) { l.putInt32(int32(a.(*array.Time32).Value(i))) }
+		// The Arrow unit is the Parquet one: MILLIS (INT32) up to precision
+		// 3, MICROS or NANOS (INT64) above.
+		if t.Precision <= 3 {
+			return func(l *leaf, a arrow.Array, i int) { l.putInt32(int32(a.(*array.Time32).Value(i))) }
+		}
+		return func(l *leaf, a arrow.Array, i int) { l.putInt64(int64(a.(*array.Time64).Value(i))) }
 	case arrowconv.Timestamp, arrowconv.TimestampLTZ:
 		// Arrow holds microseconds up to precision 6 and nanoseconds above
 		// (arrowconv.TimestampUnit); Parquet gets the declared precision's

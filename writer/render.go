@@ -75,10 +75,9 @@ func newRender(dt arrow.DataType) render {
 		r = func(dst []byte, a arrow.Array, i int) []byte {
 			return appendDate(dst, time.Unix(int64(a.(*array.Date32).Value(i))*86400, 0).UTC())
 		}
-	case *arrow.Time32Type:
+	case *arrow.Time32Type, *arrow.Time64Type:
 		r = func(dst []byte, a arrow.Array, i int) []byte {
-			ms := int64(a.(*array.Time32).Value(i))
-			return appendLocalTime(dst, ms*1e6)
+			return appendLocalTime(dst, arrowconv.TimeNanos(a, i))
 		}
 	case *arrow.TimestampType:
 		instant := t.TimeZone != ""
