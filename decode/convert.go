@@ -24,7 +24,7 @@ type conv func(v []byte, t jsonparser.ValueType) error
 // scratch buffers. Converters are built once per schema (no type switch per
 // value) and are not safe for concurrent use.
 type convCtx struct {
-	format        string // the format's name, for hints
+	format        string       // the format's name, for hints
 	prod          *producerCtx // producer semantics, or nil
 	curEnc        *colEnc      // while building: the top-level column's encoding
 	foldKeys      bool         // --column-case insensitive

@@ -153,7 +153,7 @@ func (d *debezium) applySchema(s slot) {
 			}
 		}
 		d.encs[col] = enc
-	}, "fields")
+	})
 }
 
 // debeziumSourcePos are the members of "source" that place an event in

@@ -32,15 +32,15 @@ import (
 type logical uint8
 
 const (
-	lgText        logical = iota // text or plain JSON numbers (Canal, Maxwell, GoldenGate; Debezium strings)
-	lgDays                       // epoch days (io.debezium.time.Date, Connect Date)
-	lgMillis                     // epoch or day milliseconds (Timestamp, Time, Connect Timestamp/Time)
-	lgMicros                     // MicroTimestamp, MicroTime
-	lgNanos                      // NanoTimestamp, NanoTime
-	lgDecimalB64                 // Connect Decimal: base64 two's complement, scale in the schema
-	lgVarDecimal                 // VariableScaleDecimal: {"scale": s, "value": base64}
-	lgDouble                     // decimal.handling.mode=double
-	lgGeometry                   // io.debezium.data.geometry.*: {"wkb": base64, "srid": n}
+	lgText       logical = iota // text or plain JSON numbers (Canal, Maxwell, GoldenGate; Debezium strings)
+	lgDays                      // epoch days (io.debezium.time.Date, Connect Date)
+	lgMillis                    // epoch or day milliseconds (Timestamp, Time, Connect Timestamp/Time)
+	lgMicros                    // MicroTimestamp, MicroTime
+	lgNanos                     // NanoTimestamp, NanoTime
+	lgDecimalB64                // Connect Decimal: base64 two's complement, scale in the schema
+	lgVarDecimal                // VariableScaleDecimal: {"scale": s, "value": base64}
+	lgDouble                    // decimal.handling.mode=double
+	lgGeometry                  // io.debezium.data.geometry.*: {"wkb": base64, "srid": n}
 )
 
 // colEnc is a column's encoding in the current message.
@@ -339,6 +339,9 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 				}
 				n, ok := parseJavaInt(v, 64)
 				if !ok {
+					if _, err := strconv.ParseInt(string(v), 10, 64); err != nil && err.(*strconv.NumError).Err == strconv.ErrRange {
+						return cx.fail(v, name, fmt.Sprintf("epoch %s %s is %s", unitName(u), v, outside))
+					}
 					return cx.fail(v, name, "not a whole epoch number")
 				}
 				ts, ok := arrowconv.EpochScale(n, u, unit)
@@ -428,12 +431,10 @@ func (cx *convCtx) producerDecimal(v []byte, t jsonparser.ValueType, enc *colEnc
 		}
 		return cx.decimalFromBase64(v, bv, int(s), prec, scale, name)
 	case t == jsonparser.String && enc.kind == lgDecimalB64:
-		text := cx.textOf(v, t)
-		// A string the connector wrote in precise mode is base64; decimal
-		// text (string mode) is read as such rather than misread.
-		if !cx.dec.parse(text) || bytes.ContainsAny(text, "+/=") {
-			return cx.decimalFromBase64(v, text, enc.scale, prec, scale, name)
-		}
+		// In precise mode every string is base64 ("1234" too): decimal text
+		// means decimal.handling.mode=string, which the schema or the
+		// option says.
+		return cx.decimalFromBase64(v, cx.textOf(v, t), enc.scale, prec, scale, name)
 	case t != jsonparser.Number && t != jsonparser.String:
 		return decimal128.Num{}, cx.fail(v, name, "")
 	}
@@ -453,7 +454,8 @@ func (cx *convCtx) producerDecimal(v []byte, t jsonparser.ValueType, enc *colEnc
 func (cx *convCtx) decimalFromBase64(v, b64 []byte, from, prec, to int, name string) (decimal128.Num, error) {
 	raw, err := base64.StdEncoding.DecodeString(string(b64))
 	if err != nil || len(raw) == 0 {
-		return decimal128.Num{}, cx.fail(v, name, "not base64 (Debezium's decimal.handling.mode=precise)")
+		return decimal128.Num{}, cx.failHint(v, name, "not base64, as decimal.handling.mode=precise writes decimals",
+			"for decimal text set --option debezium-json.decimal.handling.mode=string (or send the schema: schema-include)")
 	}
 	u := new(big.Int).SetBytes(raw)
 	if raw[0]&0x80 != 0 { // negative: two's complement

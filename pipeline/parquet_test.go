@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -28,8 +29,29 @@ func caseConfig(t *testing.T, path string) (Config, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := decode.ParseOptions(f, kv, false)
+	fkv := map[string]string{}
+	for k, v := range kv {
+		if !strings.HasPrefix(k, "cdcetl.") {
+			fkv[k] = v
+		}
+	}
+	o, err := decode.ParseOptions(f, fkv, false)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// cdcetl's own settings, as the CLI applies them.
+	if kv["cdcetl.semantics"] == "producer" {
+		o.Producer, o.CaseInsensitive = true, true
+	}
+	if tz := kv["cdcetl.source-time-zone"]; tz != "" {
+		if o.SourceTZ, err = time.LoadLocation(tz); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := kv["cdcetl.column-case"]; c != "" {
+		o.CaseInsensitive = c == "insensitive"
+	}
+	if err := o.Check(f); err != nil {
 		t.Fatal(err)
 	}
 	return Config{Format: f, Schema: s, Options: o, Workers: 2, BatchRows: 3}, strings.TrimSuffix(path, ".case") + ".jsonl"

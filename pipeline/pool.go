@@ -169,14 +169,6 @@ func (r *run) worker(ctx context.Context) error {
 		sampled := 0
 		job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
 			res.st.Lines++
-			if sampled < tableSamples && r.tables != nil {
-				// A few messages per chunk say whether canal messages of
-				// several tables share this one schema.
-				sampled++
-				if name := decode.TableOf(msg); name != "" {
-					r.addTable(name)
-				}
-			}
 			res.st.Bytes += int64(len(msg)) + 1
 			out, err := dec.Decode(msg)
 			if err != nil {
@@ -190,6 +182,14 @@ func (r *run) worker(ctx context.Context) error {
 					rec.Release()
 				}
 				return false
+			}
+			if sampled < tableSamples && r.tables != nil && out.Outcome == decode.Emitted && out.Rows > 0 {
+				// A few row messages per chunk say whether canal messages of
+				// several tables share this one schema.
+				sampled++
+				if name := decode.TableOf(msg); name != "" {
+					r.addTable(name)
+				}
 			}
 			switch out.Outcome {
 			case decode.Emitted:

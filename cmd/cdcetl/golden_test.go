@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +32,10 @@ func TestGolden(t *testing.T) {
 			}
 			var opts []string
 			for _, k := range sortedKeys(kv) {
+				if flag, ok := strings.CutPrefix(k, "cdcetl."); ok {
+					opts = append(opts, "--"+flag, kv[k]) // cdcetl's own settings are flags
+					continue
+				}
 				opts = append(opts, "--option", k+"="+kv[k])
 			}
 			input := strings.TrimSuffix(c, ".case") + ".jsonl"
@@ -40,7 +45,8 @@ func TestGolden(t *testing.T) {
 			if strings.Contains(strings.Join(opts, " "), "ignore-parse-errors=true") {
 				args = append(args, "--dead-letter", dead)
 			}
-			args = append(args, input)
+			report := filepath.Join(dead, "report.json")
+			args = append(args, "--report", report, input)
 			var stdout, stderr bytes.Buffer
 			code := run(args, &stdout, &stderr)
 			var got bytes.Buffer
@@ -59,6 +65,18 @@ func TestGolden(t *testing.T) {
 			if d, err := os.ReadFile(filepath.Join(dead, filepath.Base(input)+".jsonl")); err == nil && len(d) > 0 {
 				for _, l := range strings.Split(strings.TrimSuffix(string(d), "\n"), "\n") {
 					fmt.Fprintf(&got, "# dead: %s\n", strings.ReplaceAll(l, root+string(filepath.Separator), "testdata/"))
+				}
+			}
+			// Truncates (producer semantics) are listed in the report.
+			if data, err := os.ReadFile(report); err == nil {
+				var rep struct {
+					Truncates []json.RawMessage `json:"truncates"`
+				}
+				json.Unmarshal(data, &rep)
+				for _, tr := range rep.Truncates {
+					var c bytes.Buffer
+					json.Compact(&c, tr)
+					fmt.Fprintf(&got, "# truncate: %s\n", strings.ReplaceAll(c.String(), root+string(filepath.Separator), "testdata/"))
 				}
 			}
 			testutil.Golden(t, strings.TrimSuffix(c, ".case")+".golden", got.Bytes())
