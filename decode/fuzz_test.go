@@ -25,7 +25,11 @@ const fuzzSchema = "id INT, name STRING, description STRING, weight FLOAT, d DEC
 // fuzzDecoder checks, for any message, in strict and lenient mode: no
 // panic; an error is positioned and leaves nothing appended; the columns
 // stay the same length (Flush panics otherwise).
-func fuzzDecoder(f *testing.F, format string) {
+func fuzzDecoder(f *testing.F, format string) { fuzzDecoderWith(f, format, false, nil) }
+
+// fuzzDecoderWith is fuzzDecoder with producer semantics on or off and
+// extra options.
+func fuzzDecoderWith(f *testing.F, format string, producer bool, extra map[string]string) {
 	seeds := 0
 	for _, dir := range []string{filepath.Join(testutil.Root(), "testdata", format), filepath.Join(testutil.Root(), "..", "shared", "conformance", "flink")} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*"))
@@ -55,6 +59,11 @@ func fuzzDecoder(f *testing.F, format string) {
 	for _, m := range fm.Metadata {
 		schema += ", `" + m.Key + "` " + m.Type.String() + " METADATA FROM '" + m.Key + "' VIRTUAL"
 	}
+	if producer {
+		// Producer-only shapes: spatial values, TIME with a fraction, and the
+		// unchanged list and key-only before images.
+		schema += ", geo BYTES, t6 TIME(6), ts9 TIMESTAMP(9), `unchanged-columns` ARRAY<STRING> METADATA FROM 'unchanged-columns' VIRTUAL, PRIMARY KEY (id) NOT ENFORCED"
+	}
 	s, err := arrowconv.ParseColumns(schema)
 	if err != nil {
 		f.Fatal(err)
@@ -73,8 +82,15 @@ func fuzzDecoder(f *testing.F, format string) {
 			if format == "canal-json" {
 				kv[format+".database.include"] = "inv.*|null|"
 			}
+			for k, v := range extra {
+				kv[k] = v
+			}
 			o, err := ParseOptions(fm, kv, false)
 			if err != nil {
+				f.Fatal(err)
+			}
+			o.Producer, o.CaseInsensitive = producer, producer
+			if err := o.Check(fm); err != nil {
 				f.Fatal(err)
 			}
 			b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
@@ -136,6 +152,15 @@ func FuzzMaxwell(f *testing.F)  { fuzzDecoder(f, "maxwell-json") }
 func FuzzOgg(f *testing.F)      { fuzzDecoder(f, "ogg-json") }
 func FuzzDebezium(f *testing.F) { fuzzDecoder(f, "debezium-json") }
 func FuzzJSON(f *testing.F)     { fuzzDecoder(f, "json") }
+
+// The same under producer semantics (docs/producer-semantics.md).
+func FuzzCanalProducer(f *testing.F)    { fuzzDecoderWith(f, "canal-json", true, nil) }
+func FuzzMaxwellProducer(f *testing.F)  { fuzzDecoderWith(f, "maxwell-json", true, nil) }
+func FuzzOggProducer(f *testing.F)      { fuzzDecoderWith(f, "ogg-json", true, nil) }
+func FuzzDebeziumProducer(f *testing.F) { fuzzDecoderWith(f, "debezium-json", true, nil) }
+func FuzzDebeziumProducerSchema(f *testing.F) {
+	fuzzDecoderWith(f, "debezium-json", true, map[string]string{"debezium-json.schema-include": "true"})
+}
 
 // FuzzParseOptions: any key and value are accepted or refused with
 // ErrOption, never a panic, for every format, reading and writing.
