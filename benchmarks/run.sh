@@ -3,7 +3,9 @@
 # format with cdcetl (1 and 2 workers) and with DuckDB (1 and 2 threads),
 # checks that both wrote the same rows (counts and sums per row kind), and
 # prints a table: MB/s of input, rows/s, peak RSS, output size, the
-# cdcetl/DuckDB ratio, and a bare jsonparser walk as the parse floor. Each
+# cdcetl/DuckDB ratio, and a bare jsonparser walk as the parse floor; the
+# "producer" rows are cdcetl with --semantics producer (1 worker), their
+# ratio the speed relative to Flink semantics. Each
 # configuration runs RUNS times (default 3), interleaved: MB/s is the best
 # run, the ratio the median of each round's DuckDB time over cdcetl's (the
 # machines here are shared and their speed drifts by tens of percent).
@@ -44,15 +46,16 @@ for f in canal-json maxwell-json ogg-json debezium-json; do
   # shared machine hits all of them alike; the best time and the largest
   # RSS are kept.
   declare -A secs rss all
-  for cfg in floor-1 cdcetl-1 cdcetl-2 duckdb-1 duckdb-2; do secs[$cfg]=999999; rss[$cfg]=0; all[$cfg]=; done
+  for cfg in floor-1 cdcetl-1 cdcetl-2 producer-1 duckdb-1 duckdb-2; do secs[$cfg]=999999; rss[$cfg]=0; all[$cfg]=; done
   for r in $(seq "$runs"); do
-    for cfg in floor-1 cdcetl-1 cdcetl-2 duckdb-1 duckdb-2; do
+    for cfg in floor-1 cdcetl-1 cdcetl-2 producer-1 duckdb-1 duckdb-2; do
       sys=${cfg%-*} t=${cfg#*-}
       out="$dir/out-$cfg"
       rm -rf "$out"; mkdir -p "$out"
       case $sys in
         floor) read -r s kb < <(measure "$dir/floor" "$in") ;;
         cdcetl) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in") ;;
+        producer) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --semantics producer --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in") ;;
         duckdb) read -r s kb < <(measure "$dir/duckpeer" convert "$f" "$in" "$out/duck.parquet" "$t") ;;
       esac
       if (( $(echo "$s < ${secs[$cfg]}" | bc) )); then secs[$cfg]=$s; fi
@@ -66,7 +69,7 @@ for f in canal-json maxwell-json ogg-json debezium-json; do
     done
   done
   rows=$(awk -F'rows=' '{split($2,a," "); n+=a[1]} END {print n}' "$dir/verify-cdcetl-1.txt")
-  for cfg in floor-1 cdcetl-1 cdcetl-2 duckdb-1 duckdb-2; do
+  for cfg in floor-1 cdcetl-1 cdcetl-2 producer-1 duckdb-1 duckdb-2; do
     sys=${cfg%-*} t=${cfg#*-}
     s=${secs[$cfg]}
     mb=$(echo "$bytes/$s/1000000" | bc -l)
@@ -81,10 +84,11 @@ for f in canal-json maxwell-json ogg-json debezium-json; do
       duckdb-*) ratio=$(median_ratio "${all[duckdb-$t]}" "${all[cdcetl-$t]}") ;;
       cdcetl-1) ratio="floor×$(median_ratio "${all[cdcetl-1]}" "${all[floor-1]}")" ;;
       cdcetl-2) ratio="×$(median_ratio "${all[cdcetl-1]}" "${all[cdcetl-2]}")" ;;
+      producer-1) ratio="flink×$(median_ratio "${all[cdcetl-1]}" "${all[producer-1]}")" ;;
     esac
     printf '%-14s %-10s %7s %9.1f %12.0f %8dMiB %8dMiB %11s\n' "$f" "$sys" "$t" "$mb" "$(echo "$rows/$s" | bc -l)" $((rss[$cfg]/1024)) $(( ${size[$cfg]}/1048576 )) "$ratio"
   done
-  for v in cdcetl-2 duckdb-1 duckdb-2; do
+  for v in cdcetl-2 producer-1 duckdb-1 duckdb-2; do
     cmp -s "$dir/verify-cdcetl-1.txt" "$dir/verify-$v.txt" || { echo "$f: $v wrote different rows:"; cat "$dir/verify-cdcetl-1.txt" "$dir/verify-$v.txt"; exit 1; }
   done
 done

@@ -20,6 +20,11 @@ var benchSize = 8 << 20
 // benchInput generates benchSize bytes of format's changelog and returns
 // them, split into lines, and a maker of decoders (default options) for it.
 func benchInput(b *testing.B, format string) ([]byte, [][]byte, func() (*base, *arrowconv.Builder)) {
+	return benchInputWith(b, format, false)
+}
+
+// benchInputWith is benchInput with producer semantics on or off.
+func benchInputWith(b *testing.B, format string, producer bool) ([]byte, [][]byte, func() (*base, *arrowconv.Builder)) {
 	data := cdcgen.Lines(format, 1, benchSize)
 	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 	f, _ := Lookup(format)
@@ -29,6 +34,10 @@ func benchInput(b *testing.B, format string) ([]byte, [][]byte, func() (*base, *
 	}
 	o, err := ParseOptions(f, nil, false)
 	if err != nil {
+		b.Fatal(err)
+	}
+	o.Producer, o.CaseInsensitive = producer, producer
+	if err := o.Check(f); err != nil {
 		b.Fatal(err)
 	}
 	return data, lines, func() (*base, *arrowconv.Builder) {
@@ -41,10 +50,15 @@ func benchInput(b *testing.B, format string) ([]byte, [][]byte, func() (*base, *
 	}
 }
 
-func BenchmarkDecode(b *testing.B) {
+func BenchmarkDecode(b *testing.B) { benchDecode(b, false) }
+
+// BenchmarkDecodeProducer is BenchmarkDecode under producer semantics.
+func BenchmarkDecodeProducer(b *testing.B) { benchDecode(b, true) }
+
+func benchDecode(b *testing.B, producer bool) {
 	for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
 		b.Run(format, func(b *testing.B) {
-			data, lines, newDecoder := benchInput(b, format)
+			data, lines, newDecoder := benchInputWith(b, format, producer)
 			d, bld := newDecoder()
 			rows := 0
 			b.SetBytes(int64(len(data)))

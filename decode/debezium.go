@@ -40,12 +40,101 @@ func (d *debezium) decode(root []byte) (Outcome, error) {
 		if out, ok, err := d.producerControl(body); ok {
 			return out, err
 		}
+		if after := d.get(d.after); d.get(d.op).t == jsonparser.String && string(d.get(d.op).v) == "u" &&
+			(after.t == jsonparser.NotExist || after.t == jsonparser.Null) {
+			if doc, ok := d.mongoUpdate(body); ok {
+				// MongoDB's update without the full document: the -U has the
+				// key, the +U the fields set; everything else is unchanged.
+				if err := d.emitKeyOnly(arrowconv.UpdateBefore, doc); err != nil {
+					return 0, err
+				}
+				return Emitted, d.emitObject(arrowconv.UpdateAfter, "patch", -1, doc)
+			}
+		}
 	}
 	op, opSlot, err := d.opText(d.op)
 	if err != nil {
 		return 0, err
 	}
 	return beforeAfter(d.base, string(op), d.op.name, opSlot, "c", "r", "u", "d", "Debezium")
+}
+
+// mongoUpdate builds, from a MongoDB update without "after", the document
+// of what it changed: the key from "filter" (the _id), then the fields of
+// the "patch" ($set; $unset as nulls; a patch without operators is the
+// whole document) or of "updateDescription" (updatedFields, removedFields).
+func (d *debezium) mongoUpdate(body []byte) (slot, bool) {
+	text := func(path ...string) []byte {
+		v, t, _, err := jsonparser.Get(body, path...)
+		switch {
+		case err != nil:
+			return nil
+		case t == jsonparser.String:
+			return unescape(nil, v)
+		case t == jsonparser.Object:
+			return v
+		}
+		return nil
+	}
+	doc := d.docs[2][:0]
+	doc = append(doc, '{')
+	n := 0
+	member := func(k, v []byte) {
+		if n > 0 {
+			doc = append(doc, ',')
+		}
+		n++
+		doc = strconv.AppendQuote(doc, string(k))
+		doc = append(doc, ':')
+		doc = append(doc, v...)
+	}
+	var q []byte
+	raw := func(obj []byte, f func(k, raw []byte)) {
+		jsonparser.ObjectEach(obj, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+			if t == jsonparser.String {
+				// jsonparser gives a string's content, still escaped: quote it back.
+				q = append(append(append(q[:0], '"'), v...), '"')
+				v = q
+			}
+			f(k, v)
+			return nil
+		})
+	}
+	if filter := text("filter"); filter != nil {
+		raw(filter, func(k, v []byte) { member(k, v) })
+	}
+	switch patch := text("patch"); {
+	case patch != nil:
+		set, st, _, _ := jsonparser.Get(patch, "$set")
+		unset, ut, _, _ := jsonparser.Get(patch, "$unset")
+		if st != jsonparser.Object && ut != jsonparser.Object {
+			raw(patch, func(k, v []byte) { member(k, v) }) // a replacement: the whole document
+			break
+		}
+		if st == jsonparser.Object {
+			raw(set, func(k, v []byte) { member(k, v) })
+		}
+		if ut == jsonparser.Object {
+			raw(unset, func(k, _ []byte) { member(k, []byte("null")) })
+		}
+	default:
+		updated := text("updateDescription", "updatedFields")
+		removed, rt, _, _ := jsonparser.Get(body, "updateDescription", "removedFields")
+		if updated == nil && rt != jsonparser.Array {
+			return slot{}, false
+		}
+		if updated != nil {
+			raw(updated, func(k, v []byte) { member(k, v) })
+		}
+		jsonparser.ArrayEach(removed, func(v []byte, t jsonparser.ValueType, _ int, _ error) {
+			if t == jsonparser.String {
+				member(v, []byte("null"))
+			}
+		})
+	}
+	doc = append(doc, '}')
+	d.docs[2] = doc
+	return slot{doc, jsonparser.Object}, true
 }
 
 // producerControl recognises, under producer semantics, the records

@@ -407,7 +407,7 @@ type base struct {
 	unchCols          []*arrowconv.ListCol
 	lastSchema        []byte
 	fillFromBefore    bool      // ogg: a +U takes what "after" left out from "before"
-	docs              [2][]byte // MongoDB documents of the message, unescaped
+	docs              [3][]byte // MongoDB documents of the message, unescaped
 }
 
 // documentOf returns, under producer semantics, the object a JSON string

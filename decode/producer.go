@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/big"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -147,11 +146,17 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 				return nil
 			case jsonparser.String:
 				s := javaTrim(cx.textOf(v, t))
-				switch strings.ToLower(string(s)) {
-				case "true", "t", "1":
+				switch {
+				case len(s) == 1 && (s[0] == '1' || s[0]|0x20 == 't'):
 					c.Append(true)
 					return nil
-				case "false", "f", "0":
+				case len(s) == 1 && (s[0] == '0' || s[0]|0x20 == 'f'):
+					c.Append(false)
+					return nil
+				case bytes.EqualFold(s, []byte("true")):
+					c.Append(true)
+					return nil
+				case bytes.EqualFold(s, []byte("false")):
 					c.Append(false)
 					return nil
 				}
@@ -187,9 +192,9 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			default:
 				return cx.fail(v, name, "")
 			}
-			n, err := strconv.ParseInt(string(s), 10, 64)
-			if err != nil {
-				if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			n, ok := parseJavaInt(s, 64)
+			if !ok {
+				if _, err := strconv.ParseInt(string(s), 10, 64); err != nil && err.(*strconv.NumError).Err == strconv.ErrRange {
 					return cx.fail(v, name, outside)
 				}
 				if !cx.dec.parse(s) {
@@ -213,7 +218,11 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			if t != jsonparser.Number && t != jsonparser.String {
 				return cx.fail(v, name, "")
 			}
-			f, ok := parseJavaFloat(javaTrim(cx.textOf(v, t)), bits)
+			text := v // a number literal is its own text
+			if t == jsonparser.String {
+				text = javaTrim(cx.textOf(v, t))
+			}
+			f, ok := parseJavaFloat(text, bits)
 			if !ok {
 				return cx.fail(v, name, "")
 			}
@@ -438,7 +447,13 @@ func (cx *convCtx) producerDecimal(v []byte, t jsonparser.ValueType, enc *colEnc
 	case t != jsonparser.Number && t != jsonparser.String:
 		return decimal128.Num{}, cx.fail(v, name, "")
 	}
-	text := cx.textOf(v, t)
+	text := v // a number literal is its own text (textOf would canonicalize it)
+	if t == jsonparser.String {
+		text = cx.textOf(v, t)
+	}
+	if u, ok := shortDecimal(text, prec, scale); ok {
+		return decimal128.FromI64(u), nil // the usual short literal, exact
+	}
 	if !cx.dec.parse(javaTrim(text)) {
 		return decimal128.Num{}, cx.failHint(v, name, "", decimalHint(text, t))
 	}
@@ -594,10 +609,10 @@ func (cx *convCtx) unwrapMongo(v []byte, t jsonparser.ValueType) ([]byte, jsonpa
 		return nil
 	})
 	switch key {
-	case "$oid", "$symbol", "$numberDecimal":
+	case "$oid", "$symbol":
 		return iv, jsonparser.String
-	case "$numberLong", "$numberInt", "$numberDouble":
-		return iv, jsonparser.Number
+	case "$numberLong", "$numberInt", "$numberDouble", "$numberDecimal":
+		return iv, jsonparser.Number // numeric text, read as a JSON number is
 	case "$date":
 		if it == jsonparser.Object {
 			return cx.unwrapMongo(iv, it)
@@ -627,6 +642,22 @@ type producerTime struct {
 // GoldenGate's ':' and HH:mm[:ss[.f{1,9}]], and a zone: Z, ±hh, ±hh:mm,
 // ±hhmm. A year, month or day of zeros is MySQL's zero date.
 func parseProducerTime(b []byte) (producerTime, bool) {
+	// The shape nearly every value has, read in one step: yyyy-MM-dd, then
+	// ' ', 'T' or ':' and HH:mm:ss, a fraction, no zone.
+	if y, m, d, ok := fixedDate(b); ok && m >= 1 && m <= 12 && d >= 1 && d <= daysIn(y, m) {
+		if len(b) == 10 {
+			return producerTime{days: epochDays(y, m, d)}, true
+		}
+		if len(b) >= 19 && (b[10] == ' ' || b[10] == 'T' || b[10] == ':') {
+			if h, mi, s, ok := fixedClock(b[11:]); ok && h <= 23 && mi <= 59 && s <= 59 {
+				c := cursor{b: b, i: 19}
+				frac, _ := c.fraction()
+				if c.done() {
+					return producerTime{days: epochDays(y, m, d), nsOfDay: int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)}, true
+				}
+			}
+		}
+	}
 	var pt producerTime
 	c := cursor{b: b}
 	y, ok1 := c.digits(4, 4)
