@@ -422,9 +422,11 @@ func (p *parser) column(s *Schema) error {
 			}
 			continue
 		case p.keyword("COMMENT"):
-			if _, err := p.str(); err != nil {
+			c, err := p.str()
+			if err != nil {
 				return err
 			}
+			f.Comment = c
 			continue
 		case p.at(tIdent) && strings.EqualFold(p.peek().text, "PRIMARY"):
 			p.i++

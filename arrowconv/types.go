@@ -57,6 +57,8 @@ type Field struct {
 	MetadataKey string
 	// Virtual is set for METADATA ... VIRTUAL columns.
 	Virtual bool
+	// Comment is the column's COMMENT text, if any.
+	Comment string
 }
 
 // IsMetadata reports whether the column is read from message metadata.

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -429,6 +430,9 @@ func (d *base) captureRow(i int) (int, error) {
 				folded = append(folded, foldHit{c, string(k)})
 				col = c
 			}
+		}
+		if col < 0 && d.opts.RejectUnknownKeys {
+			return 0, &msgError{off: vi, err: errorf(ErrUnknownKey, fmt.Sprintf("key %q is not a column", k))}
 		}
 		v, end, err := sc.value(vi)
 		if err != nil {

@@ -521,8 +521,9 @@ type rowConv struct {
 	inners []conv
 	cols   []arrowconv.Column
 	// foldErr is the error of the last scan: two keys differing only in
-	// case.
-	foldErr error
+	// case, or a key that is no column (rejectUnknown).
+	foldErr       error
+	rejectUnknown bool
 }
 
 // newRowConv builds the converter of rows of fields into cols; encs, for
@@ -562,6 +563,8 @@ func (rc *rowConv) scan(obj []byte, slots []slot) {
 			if folded != nil {
 				ferr = firstErr(ferr, checkFold(folded, i, k))
 			}
+		} else if rc.rejectUnknown && (rc.fold == nil || !hasKey(rc.fold, strings.ToLower(string(k)))) {
+			ferr = firstErr(ferr, &msgError{off: -1, err: errorf(ErrUnknownKey, fmt.Sprintf("key %q is not a column", k))})
 		} else if rc.fold != nil {
 			if i, ok := rc.fold[strings.ToLower(string(k))]; ok {
 				ferr = firstErr(ferr, checkFold(folded, i, k))
@@ -576,6 +579,8 @@ func (rc *rowConv) scan(obj []byte, slots []slot) {
 	})
 	rc.foldErr = ferr
 }
+
+func hasKey(m map[string]int, k string) bool { _, ok := m[k]; return ok }
 
 // foldHit is a key matched to column col ignoring case.
 type foldHit struct {

@@ -146,11 +146,11 @@ func (d *debezium) producerControl(body []byte) (Outcome, bool, error) {
 	op := d.get(d.op)
 	switch {
 	case op.t == jsonparser.String && string(op.v) == "t":
-		table, pos := debeziumSource(body)
+		table, pos := DebeziumSource(body)
 		out, err := d.controlled("debezium t (truncate)", true, table, pos)
 		return out, true, err
 	case op.t == jsonparser.String && string(op.v) == "m":
-		_, pos := debeziumSource(body)
+		_, pos := DebeziumSource(body)
 		out, err := d.controlled("debezium m (message)", false, "", pos)
 		return out, true, err
 	case op.t != jsonparser.NotExist && op.t != jsonparser.Null:
@@ -162,12 +162,12 @@ func (d *debezium) producerControl(body []byte) (Outcome, bool, error) {
 		return out, true, err
 	}
 	if _, t, _, _ := jsonparser.Get(body, "ddl"); t != jsonparser.NotExist {
-		table, pos := debeziumSource(body)
+		table, pos := DebeziumSource(body)
 		out, err := d.controlled("debezium schema change", false, table, pos)
 		return out, true, err
 	}
 	if _, t, _, _ := jsonparser.Get(body, "tableChanges"); t != jsonparser.NotExist {
-		table, pos := debeziumSource(body)
+		table, pos := DebeziumSource(body)
 		out, err := d.controlled("debezium schema change", false, table, pos)
 		return out, true, err
 	}
@@ -245,14 +245,14 @@ func (d *debezium) applySchema(s slot) {
 	})
 }
 
-// debeziumSourcePos are the members of "source" that place an event in
+// DebeziumSourcePos are the members of "source" that place an event in
 // its database's log, for the connectors that write them (MySQL file/pos
 // and GTID, Postgres LSN, SQL Server change and commit LSNs, Oracle SCN).
-var debeziumSourcePos = []string{"file", "pos", "row", "gtid", "lsn", "txId", "change_lsn", "commit_lsn", "event_serial_no", "scn", "commit_scn"}
+var DebeziumSourcePos = []string{"file", "pos", "row", "gtid", "lsn", "txId", "change_lsn", "commit_lsn", "event_serial_no", "scn", "commit_scn"}
 
-// debeziumSource returns the table ("schema.table", or "db.table") and the
+// DebeziumSource returns the table ("schema.table", or "db.table") and the
 // log position of a payload's "source".
-func debeziumSource(body []byte) (table, position string) {
+func DebeziumSource(body []byte) (table, position string) {
 	src, t, _, err := jsonparser.Get(body, "source")
 	if err != nil || t != jsonparser.Object {
 		return "", ""
@@ -266,7 +266,7 @@ func debeziumSource(body []byte) (table, position string) {
 		table = ns + "." + tbl
 	}
 	var parts []string
-	for _, k := range debeziumSourcePos {
+	for _, k := range DebeziumSourcePos {
 		if v, vt, _, err := jsonparser.Get(src, k); err == nil && vt != jsonparser.Null {
 			parts = append(parts, k+"="+string(v))
 		}

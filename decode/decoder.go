@@ -299,6 +299,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 		d.defaultEncs = slices.Clone(d.encs)
 	}
 	d.row = d.cx.newRowConv(d.phys, physCols, d.encs)
+	d.row.rejectUnknown = opts.RejectUnknownKeys
 	if opts.Producer {
 		u := &unchanged{cols: make([]bool, len(d.phys))}
 		if f.Name == "debezium-json" {

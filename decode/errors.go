@@ -23,6 +23,9 @@ var (
 	ErrType = errors.New("cannot convert value")
 	// ErrOption is returned by option validation, before any input is read.
 	ErrOption = errors.New("invalid option")
+	// ErrUnknownKey is returned, with Options.RejectUnknownKeys, for a row
+	// key that is no column.
+	ErrUnknownKey = errors.New("key is not a column")
 )
 
 // Error is a message that could not be decoded. Its position is the one the

@@ -8,9 +8,9 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
-// maxwellPosition is a Maxwell message's position in the binlog:
+// MaxwellPosition is a Maxwell message's position in the binlog:
 // "position" (file:offset), "xid" and "xoffset".
-func maxwellPosition(root []byte) string {
+func MaxwellPosition(root []byte) string {
 	pos, _ := jsonparser.GetString(root, "position")
 	xid, _ := jsonparser.GetInt(root, "xid")
 	xoff, _ := jsonparser.GetInt(root, "xoffset")
@@ -48,7 +48,7 @@ func (m *maxwell) decode(root []byte) (Outcome, error) {
 			"bootstrap-start", "bootstrap-complete":
 			db, _ := jsonparser.GetString(root, "database")
 			tbl, _ := jsonparser.GetString(root, "table")
-			return m.controlled("maxwell "+string(op), false, db+"."+tbl, maxwellPosition(root))
+			return m.controlled("maxwell "+string(op), false, db+"."+tbl, MaxwellPosition(root))
 		}
 	}
 	switch string(op) {

@@ -48,6 +48,10 @@ type Options struct {
 	// Unavailable is Debezium's unavailable.value.placeholder (default
 	// __debezium_unavailable_value): a value it did not send.
 	Unavailable string
+	// RejectUnknownKeys makes a row key that is no column an error
+	// (ErrUnknownKey) instead of ignored: how a decoder with an inferred
+	// schema learns that the schema missed a column.
+	RejectUnknownKeys bool
 
 	dbRe, tableRe *regexp.Regexp
 }

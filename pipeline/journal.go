@@ -42,8 +42,11 @@ const (
 // can land under a name that was converted before. Each generation has
 // outputs of its own, so a new file never replaces an earlier one's.
 type Entry struct {
-	Path    string `json:"path"` // absolute input path
-	Gen     int    `json:"gen,omitempty"`
+	Path string `json:"path"` // absolute input path
+	Gen  int    `json:"gen,omitempty"`
+	// Stem is what the input's outputs are named after (in a routed
+	// conversion, below each table's directory).
+	Stem    string `json:"stem,omitempty"`
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"mtime_ns"`
 	Hash    string `json:"xxh3_128,omitempty"` // of the stored bytes
@@ -63,6 +66,15 @@ type Entry struct {
 	MovedTo  string    `json:"moved_to,omitempty"`
 	Stats    Stats     `json:"stats"`
 	Time     time.Time `json:"time"`
+}
+
+// stem is the entry's output stem (read from its outputs in journals
+// older than the field).
+func (e Entry) stem() string {
+	if e.Stem != "" {
+		return e.Stem
+	}
+	return stemOf(e.Outputs)
 }
 
 // key identifies one input: a path and its generation.
@@ -184,7 +196,7 @@ func OpenJournal(dir string) (*Journal, error) {
 func (j *Journal) put(e Entry) {
 	k := e.key()
 	if old, ok := j.entries[k]; ok {
-		if s := stemOf(old.Outputs); j.owners[s] == k {
+		if s := old.stem(); j.owners[s] == k {
 			delete(j.owners, s)
 		}
 	}
@@ -194,7 +206,7 @@ func (j *Journal) put(e Entry) {
 	}
 	// A failed entry lists outputs only when an earlier conversion of the
 	// same input made them: they stay its own.
-	if s := stemOf(e.Outputs); s != "" {
+	if s := e.stem(); s != "" {
 		j.owners[s] = k
 	}
 }

@@ -46,10 +46,29 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	if fr.stream != nil {
 		close(fr.stream)
 	}
+	if fr.strict && err != nil && isInputError(err) {
+		// The optimistic attempt stopped: nothing of it stays, and the
+		// feeder reads the input again for its schemas.
+		r.abortOutputs(fr)
+		fr.verdict <- err
+		return nil
+	}
 	committed := false // an output is in place: from here an error leaves it unjournaled
 	if err == nil && fr.w != nil {
 		err = fr.w.Close()
 		committed = err == nil
+	}
+	if err == nil && fr.writers != nil {
+		// Routed: every table's output, in the order they were made.
+		for _, tr := range fr.touched {
+			if err = fr.writers[tr.id].Close(); err != nil {
+				break
+			}
+			committed = true
+		}
+		if err == nil {
+			err = r.router.persist(cfg, fr.touched)
+		}
 	}
 	if err == nil && fr.dead != nil {
 		err = fr.dead.Close()
@@ -64,20 +83,21 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		os.Remove(r.deadLetterPath(fr))
 	}
 	if err != nil {
-		if fr.w != nil {
-			fr.w.Abort()
-		}
-		if fr.dead != nil {
-			fr.dead.Abort()
-		}
+		r.abortOutputs(fr)
+	}
+	if fr.verdict != nil {
+		defer func() { fr.verdict <- nil }() // the attempt stands (or fails as it is)
 	}
 	if err == nil {
 		st.Warnings = r.columnWarnings(fr, st)
 	}
 	fs := FileStats{idx: fr.idx, Path: fr.file.Path, Outputs: fr.outputs, Stats: st}
+	for _, tr := range fr.touched {
+		fs.Tables = append(fs.Tables, *fr.tableStats[tr.id])
+	}
 	keepGoing := err != nil && cfg.KeepGoing && isInputError(err)
 	if err == nil {
-		e := Entry{Path: fr.key.path, Gen: fr.key.gen, Size: fr.file.Size, ModTime: fr.file.ModTime, Hash: fr.sha,
+		e := Entry{Path: fr.key.path, Gen: fr.key.gen, Stem: fr.stem, Size: fr.file.Size, ModTime: fr.file.ModTime, Hash: fr.sha,
 			Outputs: fr.outputs, Status: StatusOK, Fingerprint: r.fingerprint, Stats: st, Time: time.Now().UTC()}
 		fs.Disposed, fs.MovedTo, err = r.dispose(e, fr.file, cfg.OnSuccess)
 	}
@@ -94,7 +114,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		fs.Error, fs.Outputs = err.Error(), nil
 		fs.Status = StatusFailed
 		if r.journal != nil || cfg.FailedDir != "" {
-			e := Entry{Path: fr.key.path, Gen: fr.key.gen, Size: fr.file.Size, ModTime: fr.file.ModTime, Status: StatusFailed,
+			e := Entry{Path: fr.key.path, Gen: fr.key.gen, Stem: fr.stem, Size: fr.file.Size, ModTime: fr.file.ModTime, Status: StatusFailed,
 				Error: err.Error(), Fingerprint: r.fingerprint, Stats: st, Time: time.Now().UTC()}
 			if r.journal != nil {
 				// The outputs of an earlier conversion of this input stay,
@@ -157,6 +177,20 @@ func (r *run) columnWarnings(fr *fileRun, st Stats) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// abortOutputs removes what an input's attempt wrote.
+func (r *run) abortOutputs(fr *fileRun) {
+	if fr.w != nil {
+		fr.w.Abort()
+	}
+	for _, w := range fr.writers {
+		w.Abort()
+	}
+	if fr.dead != nil {
+		fr.dead.Abort()
+		fr.dead = nil
+	}
 }
 
 // isInputError reports whether err is about the input itself (a message

@@ -92,7 +92,7 @@ func (a *allocator) stem(k inputKey, base string) string {
 		a.j.mu.Lock()
 		e, ok := a.j.entries[k]
 		a.j.mu.Unlock()
-		if s := stemOf(e.Outputs); ok && s != "" && a.free(s, k) {
+		if s := e.stem(); ok && s != "" && a.free(s, k) {
 			a.claimed[s] = k
 			return s
 		}

@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -45,9 +46,20 @@ const (
 
 // Config is one conversion.
 type Config struct {
-	Format  *decode.Format
+	// Format is the input format; nil means each input's is detected from
+	// its first messages (decode.Detect).
+	Format *decode.Format
+	// Schema is the one schema of every row; nil means a routed
+	// conversion: each source table gets outputs of its own under
+	// OutDir/<namespace>/<table>/, with an inferred schema (routed.go).
 	Schema  *arrowconv.Schema
 	Options decode.Options
+	// IncludeTable and ExcludeTable, when set, keep only the messages whose
+	// "namespace.table" the one fully matches and the other does not.
+	IncludeTable, ExcludeTable *regexp.Regexp
+	// DDLDir holds CREATE TABLE files ("<namespace>.<table>.sql") that pin
+	// those tables' schemas in a routed conversion.
+	DDLDir string
 	// To is "print", "parquet", or a format name for re-encoding.
 	To string
 	// OutDir receives one output per input file; empty means Stdout
@@ -125,6 +137,21 @@ func (c *Config) Conversion() Conversion {
 	}
 	if c.Schema != nil {
 		m["schema"] = c.Schema.ColumnList()
+	} else {
+		m["schema"] = "(inferred per table)"
+		if c.DDLDir != "" {
+			m["ddl-dir"] = c.DDLDir
+		}
+	}
+	if c.Format == nil {
+		m["format"] = "(detected per input)"
+		m["semantics"] = c.Options.Semantics()
+	}
+	if c.IncludeTable != nil {
+		m["include-table"] = c.IncludeTable.String()
+	}
+	if c.ExcludeTable != nil {
+		m["exclude-table"] = c.ExcludeTable.String()
 	}
 	switch {
 	case c.To == ToParquet:
@@ -197,8 +224,28 @@ type Stats struct {
 	// Warnings are things that look wrong but did not stop the run (a
 	// column no message has, canal messages of several tables).
 	Warnings []string `json:"warnings,omitempty"`
+	// SchemaChanges are the drifts of inferred schemas (routed): added
+	// columns, widened types, and incompatible changes with the schema
+	// version they started.
+	SchemaChanges []SchemaChange `json:"schema_changes,omitempty"`
 	// PerFile holds each input's own counts, in input order.
 	PerFile []FileStats `json:"per_file,omitempty"`
+}
+
+// SchemaChange is one drift of an inferred schema, and where it was seen.
+type SchemaChange struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Change  string `json:"change"`
+	Version int    `json:"version"`
+}
+
+// TableStats is what one input gave one source table (routed).
+type TableStats struct {
+	Table   string    `json:"table"`
+	Dir     string    `json:"dir"` // below the output directory
+	Outputs []string  `json:"outputs,omitempty"`
+	Rows    RowCounts `json:"rows"`
 }
 
 // Truncate is a truncate message: the table it empties, and where it is.
@@ -242,6 +289,8 @@ type FileStats struct {
 	// "deleted"); empty when it stays where it was.
 	Disposed string `json:"disposed,omitempty"`
 	MovedTo  string `json:"moved_to,omitempty"`
+	// Tables, in a routed conversion, is what each source table got.
+	Tables []TableStats `json:"tables,omitempty"`
 	Stats
 }
 
@@ -292,6 +341,7 @@ func (s *Stats) add(o Stats) {
 	s.Skipped += o.Skipped
 	s.Failed += o.Failed
 	s.Warnings = append(s.Warnings, o.Warnings...)
+	s.SchemaChanges = append(s.SchemaChanges, o.SchemaChanges...)
 	for i := range s.Rows {
 		s.Rows[i] += o.Rows[i]
 	}
@@ -364,6 +414,11 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		cfg.DeadLetterDir = filepath.Join(cfg.OutDir, "_dead_letters")
 	}
 	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
+	if cfg.Schema == nil {
+		if r.router, err = newRouter(&cfg); err != nil {
+			return Stats{}, setup(err)
+		}
+	}
 	if cfg.Format != nil && cfg.Format.Name == "canal-json" && cfg.Options.DatabaseInclude == "" && cfg.Options.TableInclude == "" {
 		r.tables = &decode.TableSet{}
 	}
@@ -465,24 +520,27 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	dctx, dcancel := context.WithCancel(ctx)
 	defer dcancel()
 	g, ctx := errgroup.WithContext(ctx)
+	r.g = g
 
 	// With one shared stream, batches of file i are written before those of
 	// file i+1: each file gets a channel and one goroutine drains them in
 	// order.
-	var streams []chan arrow.RecordBatch
+	var streams []chan taggedRec
 	var sink writer.Writer
+	var rsink *routedSink
 	var sinkDone chan error
 	if cfg.OutDir == "" {
-		streams = make([]chan arrow.RecordBatch, len(files))
+		streams = make([]chan taggedRec, len(files))
 		for i := range streams {
-			streams[i] = make(chan arrow.RecordBatch, 4)
+			streams[i] = make(chan taggedRec, 4)
 		}
-		sink, err = newStreamWriter(&cfg)
-		if err != nil {
+		if r.router != nil && cfg.Batches == nil {
+			rsink = &routedSink{cfg: &cfg, bw: bufio.NewWriterSize(cfg.Stdout, 1<<16), by: map[int]writer.Writer{}}
+		} else if sink, err = newStreamWriter(&cfg); err != nil {
 			return Stats{}, setup(err)
 		}
 		sinkDone = make(chan error, 1)
-		go func() { sinkDone <- drain(dctx, sink, streams) }()
+		go func() { sinkDone <- drain(dctx, sink, rsink, streams) }()
 	}
 	for w := 0; w < cfg.Workers; w++ {
 		g.Go(func() error { return r.worker(ctx) })
@@ -496,8 +554,8 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 			}
 			// Writers are made before any chunk is read, so an unwritable
 			// output stops the run before work is done.
-			if streams == nil {
-				w, out, err := r.newFileWriter(f, fr.stem)
+			if streams == nil && r.router == nil {
+				w, out, err := r.newFileWriter(f, fr.stem, cfg.Schema)
 				if err != nil {
 					return err
 				}
@@ -523,14 +581,22 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	}
 	if streams != nil {
 		serr := <-sinkDone
-		if err == nil {
+		switch {
+		case rsink != nil:
+			if cerr := rsink.close(); err == nil {
+				err = serr
+				if err == nil {
+					err = cerr
+				}
+			}
+		case err == nil:
 			err = serr
 			if err == nil {
 				err = sink.Close()
 			} else {
 				sink.Abort()
 			}
-		} else {
+		default:
 			sink.Abort()
 		}
 	}
@@ -572,7 +638,7 @@ func newStreamWriter(cfg *Config) (writer.Writer, error) {
 
 // newFileWriter makes the output of one input under its stem; it also
 // returns the output's path relative to OutDir.
-func (r *run) newFileWriter(f reader.File, stem string) (writer.Writer, string, error) {
+func (r *run) newFileWriter(f reader.File, stem string, schema *arrowconv.Schema) (writer.Writer, string, error) {
 	cfg := r.cfg
 	rel, _, err := r.outputNames(stem)
 	if err != nil {
@@ -583,16 +649,18 @@ func (r *run) newFileWriter(f reader.File, stem string) (writer.Writer, string, 
 		opts := cfg.Parquet
 		opts.Metadata = map[string]string{
 			"cdcetl.source":  f.Path,
-			"cdcetl.format":  cfg.Format.Name,
 			"cdcetl.version": cfg.Version,
 		}
+		if cfg.Format != nil {
+			opts.Metadata["cdcetl.format"] = cfg.Format.Name
+		}
 		opts.CreatedBy = cfg.createdBy()
-		w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), cfg.Schema, opts)
+		w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), schema, opts)
 		return w, rel, err
 	case cfg.To == ToPrint:
 		return nil, "", errors.New("print output goes to stdout; drop -o")
 	case cfg.Target != nil:
-		enc, err := decode.NewEncoder(cfg.Target, cfg.Schema, cfg.TargetOptions, cfg.Encode)
+		enc, err := decode.NewEncoder(cfg.Target, schema, cfg.TargetOptions, cfg.Encode)
 		if err != nil {
 			return nil, "", err
 		}

@@ -3,13 +3,17 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -35,6 +39,10 @@ type run struct {
 	// tables holds the canal tables sampled, when no filter is set (else
 	// nil).
 	tables *decode.TableSet
+	// router holds the source tables of a routed conversion (else nil); g
+	// is the run's group, for the attempts a feeder starts again.
+	router *router
+	g      *errgroup.Group
 }
 
 // tableSamples is how many messages of each chunk are sampled for their
@@ -61,12 +69,24 @@ type fileRun struct {
 	results chan chunkResult // unordered; never blocks (one slot per token)
 	fed     chan int         // the number of chunks, once all are fed
 	w       writer.Writer    // file output, or nil
-	stream  chan arrow.RecordBatch
+	stream  chan taggedRec
 	recycle func([]byte)
 	// nonNull[c] is set once physical column c (schema index) held a value;
 	// first is the file's first message that gave rows.
 	nonNull []bool
 	first   []byte
+
+	// Routed conversion: the input's format, its tables as this attempt
+	// sees them, whether the attempt is the strict optimistic one (its
+	// verdict then goes to the feeder), and its writers by table.
+	format        *decode.Format
+	schemaInclude bool
+	tables        map[infer.Key]*tableRun
+	strict        bool
+	verdict       chan error
+	writers       map[int]writer.Writer
+	touched       []*tableRun
+	tableStats    map[int]*TableStats
 }
 
 type chunkJob struct {
@@ -76,17 +96,22 @@ type chunkJob struct {
 }
 
 type chunkResult struct {
-	seq  int
-	recs []arrow.RecordBatch
-	st   Stats
-	err  error
-	dead []writer.DeadLetter
+	seq    int
+	recs   []arrow.RecordBatch
+	tagged []taggedRec // routed: batches by table
+	st     Stats
+	err    error
+	dead   []writer.DeadLetter
 	// first is a copy of the file's first message that gave rows (chunk 0
 	// only), for the warning about columns no message has.
 	first []byte
 }
 
-// feed cuts a file into chunks and queues them for the workers.
+// feed cuts a file into chunks and queues them for the workers. In a
+// routed conversion it first gives the file its tables (prepare), and when
+// the file was decoded optimistically it waits for the verdict and, when
+// the attempt stopped, reads the file again in full for its schemas and
+// converts it once more.
 func (r *run) feed(ctx context.Context, fr *fileRun) error {
 	chunks, err := reader.OpenChunks(fr.file.Path, fr.file.Path, r.cfg.ChunkSize, r.cfg.MaxLine)
 	if err != nil {
@@ -96,20 +121,51 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 	abs, _ := filepath.Abs(fr.file.Path)
 	fr.info = decode.FileInfo{Path: abs, Name: filepath.Base(fr.file.Path), Size: fr.file.Size, ModTime: fr.file.ModTime}
 	fr.recycle = chunks.Recycle
+	var ahead []reader.Chunk // chunks read before feeding (routed: for the schemas)
+	if r.router != nil && fr.tables == nil {
+		for len(ahead) < 2 {
+			select {
+			case r.tokens <- struct{}{}:
+			case <-ctx.Done():
+				fr.feedErr = ctx.Err()
+				fr.fed <- -1
+				return ctx.Err()
+			}
+			ch, ok := chunks.Next()
+			if !ok {
+				<-r.tokens
+				break
+			}
+			ahead = append(ahead, ch)
+		}
+		if err := chunks.Err(); err != nil {
+			releaseAhead(r, chunks, ahead)
+			return r.feedFailed(fr, err)
+		}
+		if err := r.prepare(fr, ahead, len(ahead) > 1); err != nil {
+			releaseAhead(r, chunks, ahead)
+			return r.feedFailed(fr, err)
+		}
+	}
 	seq := 0
 	for {
-		select {
-		case r.tokens <- struct{}{}:
-		case <-ctx.Done():
-			// The assembler must see the file as failed, not as complete.
-			fr.feedErr = ctx.Err()
-			fr.fed <- -1
-			return ctx.Err()
-		}
-		ch, ok := chunks.Next()
-		if !ok {
-			<-r.tokens
-			break
+		var ch reader.Chunk
+		if len(ahead) > 0 {
+			ch, ahead = ahead[0], ahead[1:] // its token is held already
+		} else {
+			select {
+			case r.tokens <- struct{}{}:
+			case <-ctx.Done():
+				// The assembler must see the file as failed, not as complete.
+				fr.feedErr = ctx.Err()
+				fr.fed <- -1
+				return ctx.Err()
+			}
+			var ok bool
+			if ch, ok = chunks.Next(); !ok {
+				<-r.tokens
+				break
+			}
 		}
 		select {
 		case r.jobs <- chunkJob{fr, seq, ch}:
@@ -125,7 +181,103 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 	}
 	fr.sha = chunks.Hash()
 	fr.fed <- seq
+	if !fr.strict {
+		return nil
+	}
+	// The optimistic attempt: wait for its verdict.
+	select {
+	case verdict := <-fr.verdict:
+		if verdict == nil {
+			return nil
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	ev, err := inferFile(r.cfg, fr.file, fr.idx, fr.format, fr.schemaInclude)
+	if err != nil {
+		return r.feedFailed(r.again(ctx, fr, nil), err)
+	}
+	snap, changes, err := r.router.merge(r.cfg, ev, fr.file.Path, r.cfg.Options)
+	if err != nil {
+		return r.feedFailed(r.again(ctx, fr, nil), err)
+	}
+	r.noteChanges(changes)
+	return r.feed(ctx, r.again(ctx, fr, snap))
+}
+
+// again is a second attempt at fr's input, with the tables snap, and its
+// own assembler.
+func (r *run) again(ctx context.Context, fr *fileRun, snap map[infer.Key]*tableRun) *fileRun {
+	n := &fileRun{idx: fr.idx, file: fr.file, key: fr.key, stem: fr.stem, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1),
+		format: fr.format, schemaInclude: fr.schemaInclude, tables: snap, stream: fr.stream}
+	if snap == nil {
+		n.tables = fr.tables // the input fails as it is; this attempt reports it
+	}
+	r.g.Go(func() error { return r.assemble(ctx, n) })
+	return n
+}
+
+func releaseAhead(r *run, chunks *reader.Chunks, ahead []reader.Chunk) {
+	for _, ch := range ahead {
+		chunks.Recycle(ch.Data)
+		<-r.tokens
+	}
+}
+
+// prepare gives a routed input its format and its tables: the evidence of
+// its first chunk (of all of it, when it has one chunk or goes to one
+// stream) merged into the run's tables. more says the input has more
+// chunks: then this is the optimistic attempt.
+func (r *run) prepare(fr *fileRun, ahead []reader.Chunk, more bool) error {
+	cfg := r.cfg
+	if len(ahead) == 0 {
+		fr.format, fr.tables = cfg.Format, map[infer.Key]*tableRun{}
+		if fr.format == nil {
+			fr.format, _ = decode.Lookup("json") // an empty input: no rows, no format to tell
+		}
+		return nil
+	}
+	format, schemaInclude, err := detect(cfg, fr.file, ahead[0])
+	if err != nil {
+		return err
+	}
+	fr.format, fr.schemaInclude = format, schemaInclude
+	var ev *infer.FileEvidence
+	if more && cfg.OutDir == "" {
+		// One stream cannot take rows back: no optimistic attempt.
+		if ev, err = inferFile(cfg, fr.file, fr.idx, format, schemaInclude); err != nil {
+			return err
+		}
+		more = false
+	} else {
+		ev = infer.NewFileEvidence(format.Name, fr.idx, infer.Options{SchemaInclude: schemaInclude})
+		ahead[0].Lines(func(l []byte, pos reader.Pos) bool {
+			ev.Observe(l, pos.Line)
+			return true
+		})
+	}
+	snap, changes, err := r.router.merge(cfg, ev, fr.file.Path, cfg.Options)
+	if err != nil {
+		return err
+	}
+	r.noteChanges(changes) // the tables changed, whether or not the attempt stands
+	fr.tables, fr.strict = snap, more
+	if more {
+		fr.verdict = make(chan error, 1)
+	}
 	return nil
+}
+
+// noteChanges records schema changes for the report.
+func (r *run) noteChanges(changes []infer.Change) {
+	if len(changes) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range changes {
+		r.total.SchemaChanges = append(r.total.SchemaChanges, SchemaChange{File: c.File, Line: c.Line, Change: c.What, Version: c.Version})
+	}
 }
 
 // feedFailed hands a read error to the file's assembler. With KeepGoing
@@ -139,15 +291,22 @@ func (r *run) feedFailed(fr *fileRun, err error) error {
 	return err
 }
 
-// worker decodes chunks with its own decoder until the jobs run out.
+// worker decodes chunks with its own decoder (or, routed, decoders by
+// table) until the jobs run out.
 func (r *run) worker(ctx context.Context) error {
 	cfg := r.cfg
-	b := arrowconv.NewBuilder(cfg.Mem, cfg.Schema)
-	defer b.Release()
-	dec, err := decode.New(cfg.Format, cfg.Schema, cfg.Options, b)
-	if err != nil {
-		return err
+	var b *arrowconv.Builder
+	var dec decode.Decoder
+	if cfg.Schema != nil {
+		b = arrowconv.NewBuilder(cfg.Mem, cfg.Schema)
+		defer b.Release()
+		var err error
+		if dec, err = decode.New(cfg.Format, cfg.Schema, cfg.Options, b); err != nil {
+			return err
+		}
 	}
+	var rd routedDecoders
+	defer rd.release()
 	for job := range r.jobs {
 		res := chunkResult{seq: job.seq}
 		if err := ctx.Err(); err != nil {
@@ -157,78 +316,11 @@ func (r *run) worker(ctx context.Context) error {
 			job.f.results <- res
 			continue
 		}
-		dec.SetFile(job.f.info)
-		flush := func() {
-			if rec := b.Flush(); rec != nil {
-				for _, k := range writer.RowKinds(rec) {
-					res.st.Rows[k]++
-				}
-				res.recs = append(res.recs, rec)
-			}
+		if job.f.tables != nil {
+			r.routedChunk(job, &rd, &res)
+		} else {
+			r.plainChunk(job, b, dec, &res)
 		}
-		sampled := 0
-		job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
-			res.st.Lines++
-			res.st.Bytes += int64(len(msg)) + 1
-			out, err := dec.Decode(msg)
-			if err != nil {
-				de := decode.Locate(err, pos.File, pos.Line, pos.Offset)
-				if de.Hint == "" {
-					de.Hint = decode.Hint(cfg.Format, cfg.Options, msg, err)
-				}
-				res.err = de
-				// The file fails: this chunk's rows are not written.
-				if rec := b.Flush(); rec != nil {
-					rec.Release()
-				}
-				return false
-			}
-			if sampled < tableSamples && r.tables != nil && out.Outcome == decode.Emitted && out.Rows > 0 {
-				// A few row messages per chunk say whether canal messages of
-				// several tables share this one schema.
-				sampled++
-				if name := decode.TableOf(msg); name != "" {
-					r.addTable(name)
-				}
-			}
-			switch out.Outcome {
-			case decode.Emitted:
-				res.st.Messages++
-				if res.first == nil && job.seq == 0 && out.Rows > 0 {
-					res.first = bytes.Clone(msg)
-				}
-			case decode.Blank:
-				res.st.Blank++
-			case decode.SkippedDDL:
-				res.st.DDL++
-			case decode.Filtered:
-				res.st.Filtered++
-			case decode.Control:
-				res.st.Control++
-				if out.Truncate {
-					res.st.Truncates = append(res.st.Truncates, Truncate{Table: out.Table, File: pos.File, Line: pos.Line, Position: out.Position})
-				}
-			case decode.Dropped:
-				res.st.Dropped++
-				if r.keepDead() {
-					dl := deadLetter(out.Err, pos, "message", msg)
-					dl.RowsKept = out.Rows
-					res.dead = append(res.dead, dl)
-				}
-			}
-			res.st.Nulled += int64(len(out.Nulled))
-			res.st.ZeroDates += int64(out.ZeroDates)
-			if r.keepDead() {
-				for _, e := range out.Nulled {
-					res.dead = append(res.dead, deadLetter(e, pos, "value", msg))
-				}
-			}
-			if b.Len() >= cfg.BatchRows {
-				flush()
-			}
-			return true
-		})
-		flush()
 		if p := cfg.Progress; p != nil {
 			p.Bytes.Add(int64(len(job.ch.Data)))
 			p.Rows.Add(res.st.TotalRows())
@@ -237,6 +329,170 @@ func (r *run) worker(ctx context.Context) error {
 		job.f.results <- res // buffered: one slot per token, never blocks
 	}
 	return nil
+}
+
+// plainChunk decodes a chunk with the run's one schema.
+func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder, res *chunkResult) {
+	cfg := r.cfg
+	dec.SetFile(job.f.info)
+	flush := func() {
+		if rec := b.Flush(); rec != nil {
+			for _, k := range writer.RowKinds(rec) {
+				res.st.Rows[k]++
+			}
+			res.recs = append(res.recs, rec)
+		}
+	}
+	sampled := 0
+	filtering := cfg.IncludeTable != nil || cfg.ExcludeTable != nil
+	job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
+		res.st.Lines++
+		res.st.Bytes += int64(len(msg)) + 1
+		if filtering && len(msg) > 0 {
+			if ns, tbl, ok := decode.Route(cfg.Format, cfg.Options.SchemaInclude, msg); ok && !tableFilter(cfg, ns, tbl) {
+				res.st.Filtered++
+				return true
+			}
+		}
+		out, err := dec.Decode(msg)
+		if err != nil {
+			res.err = locate(cfg.Format, cfg.Options, err, pos, msg)
+			// The file fails: this chunk's rows are not written.
+			if rec := b.Flush(); rec != nil {
+				rec.Release()
+			}
+			return false
+		}
+		if sampled < tableSamples && r.tables != nil && out.Outcome == decode.Emitted && out.Rows > 0 {
+			// A few row messages per chunk say whether canal messages of
+			// several tables share this one schema.
+			sampled++
+			if name := decode.TableOf(msg); name != "" {
+				r.addTable(name)
+			}
+		}
+		r.account(job, res, out, pos, msg)
+		if b.Len() >= cfg.BatchRows {
+			flush()
+		}
+		return true
+	})
+	flush()
+}
+
+// locate positions a decode error and gives it its hint.
+func locate(f *decode.Format, opts decode.Options, err error, pos reader.Pos, msg []byte) error {
+	de := decode.Locate(err, pos.File, pos.Line, pos.Offset)
+	if de.Hint == "" {
+		de.Hint = decode.Hint(f, opts, msg, err)
+	}
+	return de
+}
+
+// errNewTable stops an optimistic attempt at a table its first chunk did
+// not have.
+var errNewTable = errors.New("a table the input's first chunk did not have")
+
+// routedChunk decodes a chunk whose messages go to their tables'
+// decoders.
+func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
+	cfg := r.cfg
+	fr := job.f
+	open := map[*tableDecoder]*tableRun{} // decoders with rows not yet flushed
+	var cur *tableDecoder
+	flush := func(td *tableDecoder, tr *tableRun) {
+		if rec := td.b.Flush(); rec != nil {
+			for _, k := range writer.RowKinds(rec) {
+				res.st.Rows[k]++
+			}
+			res.tagged = append(res.tagged, taggedRec{tr, rec})
+		}
+	}
+	job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
+		res.st.Lines++
+		res.st.Bytes += int64(len(msg)) + 1
+		if len(msg) == 0 {
+			res.st.Blank++
+			return true
+		}
+		tr := r.router.none
+		if ns, tbl, ok := decode.Route(fr.format, fr.schemaInclude, msg); ok && (ns != "" || tbl != "") {
+			if !tableFilter(cfg, ns, tbl) {
+				res.st.Filtered++
+				return true
+			}
+			if tr = fr.tables[infer.Key{Namespace: ns, Name: tbl}]; tr == nil {
+				res.err = decode.Locate(fmt.Errorf("%w: %s.%s", errNewTable, ns, tbl), pos.File, pos.Line, pos.Offset)
+				return false
+			}
+		}
+		td, err := rd.get(cfg, tr, fr.format, fr.schemaInclude, fr.strict)
+		if err != nil {
+			res.err = err
+			return false
+		}
+		if cfg.OutDir == "" && cur != nil && cur != td {
+			flush(cur, open[cur]) // one stream: the input's order across tables
+			delete(open, cur)
+		}
+		cur, open[td] = td, tr
+		td.dec.SetFile(fr.info)
+		out, err := td.dec.Decode(msg)
+		if err != nil {
+			res.err = locate(fr.format, tr.opts, err, pos, msg)
+			return false
+		}
+		r.account(job, res, out, pos, msg)
+		if td.b.Len() >= cfg.BatchRows {
+			flush(td, tr)
+		}
+		return true
+	})
+	for td, tr := range open {
+		if res.err != nil {
+			if rec := td.b.Flush(); rec != nil {
+				rec.Release() // the input fails (or is tried again): nothing of it is written
+			}
+			continue
+		}
+		flush(td, tr)
+	}
+}
+
+// account counts a decoded message's outcome and keeps its dead letters.
+func (r *run) account(job chunkJob, res *chunkResult, out decode.Result, pos reader.Pos, msg []byte) {
+	switch out.Outcome {
+	case decode.Emitted:
+		res.st.Messages++
+		if res.first == nil && job.seq == 0 && out.Rows > 0 {
+			res.first = bytes.Clone(msg)
+		}
+	case decode.Blank:
+		res.st.Blank++
+	case decode.SkippedDDL:
+		res.st.DDL++
+	case decode.Filtered:
+		res.st.Filtered++
+	case decode.Control:
+		res.st.Control++
+		if out.Truncate {
+			res.st.Truncates = append(res.st.Truncates, Truncate{Table: out.Table, File: pos.File, Line: pos.Line, Position: out.Position})
+		}
+	case decode.Dropped:
+		res.st.Dropped++
+		if r.keepDead() {
+			dl := deadLetter(out.Err, pos, "message", msg)
+			dl.RowsKept = out.Rows
+			res.dead = append(res.dead, dl)
+		}
+	}
+	res.st.Nulled += int64(len(out.Nulled))
+	res.st.ZeroDates += int64(out.ZeroDates)
+	if r.keepDead() {
+		for _, e := range out.Nulled {
+			res.dead = append(res.dead, deadLetter(e, pos, "value", msg))
+		}
+	}
 }
 
 // assemble puts a file's chunk results back in order and writes them.
@@ -249,6 +505,9 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 	release := func(res chunkResult) {
 		for _, rec := range res.recs {
 			rec.Release()
+		}
+		for _, t := range res.tagged {
+			t.rec.Release()
 		}
 	}
 	defer func() {
@@ -295,8 +554,14 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 			}
 			for i, rec := range res.recs {
 				fr.noteValues(rec)
-				if err := r.write(ctx, fr, rec); err != nil {
+				if err := r.write(ctx, fr, taggedRec{rec: rec}); err != nil {
 					release(chunkResult{recs: res.recs[i+1:]})
+					return err
+				}
+			}
+			for i, t := range res.tagged {
+				if err := r.write(ctx, fr, t); err != nil {
+					release(chunkResult{tagged: res.tagged[i+1:]})
 					return err
 				}
 			}
@@ -319,45 +584,90 @@ func (fr *fileRun) noteValues(rec arrow.RecordBatch) {
 	}
 }
 
-// write hands one batch to the file's writer or the shared stream; the
-// batch is released (or passed on) either way.
-func (r *run) write(ctx context.Context, fr *fileRun, rec arrow.RecordBatch) error {
+// write hands one batch to the file's writer (routed: its table's, made
+// on first use) or the shared stream; the batch is released (or passed on)
+// either way.
+func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
+	if t.tr != nil {
+		fr.countTable(t)
+	}
 	if fr.stream != nil {
 		select {
-		case fr.stream <- rec:
+		case fr.stream <- t:
 			return nil
 		case <-ctx.Done():
-			rec.Release()
+			t.rec.Release()
 			return ctx.Err()
 		}
 	}
-	defer rec.Release()
-	return fr.w.Write(ctx, rec)
+	defer t.rec.Release()
+	if t.tr == nil {
+		return fr.w.Write(ctx, t.rec)
+	}
+	w := fr.writers[t.tr.id]
+	if w == nil {
+		var out string
+		var err error
+		if w, out, err = r.newFileWriter(fr.file, filepath.Join(t.tr.dir, fr.stem), t.tr.schema); err != nil {
+			return err
+		}
+		if fr.writers == nil {
+			fr.writers = map[int]writer.Writer{}
+		}
+		fr.writers[t.tr.id] = w
+		fr.touched = append(fr.touched, t.tr)
+		fr.outputs = append(fr.outputs, out)
+		fr.tableStats[t.tr.id].Outputs = []string{out}
+	}
+	return w.Write(ctx, t.rec)
 }
 
-// drain writes the streams in order, releasing each batch.
-func drain(ctx context.Context, w writer.Writer, streams []chan arrow.RecordBatch) error {
+// countTable counts a routed batch's rows for its table's stats.
+func (fr *fileRun) countTable(t taggedRec) {
+	if fr.tableStats == nil {
+		fr.tableStats = map[int]*TableStats{}
+	}
+	ts := fr.tableStats[t.tr.id]
+	if ts == nil {
+		ts = &TableStats{Table: t.tr.key.String(), Dir: t.tr.dir}
+		fr.tableStats[t.tr.id] = ts
+	}
+	for _, k := range writer.RowKinds(t.rec) {
+		ts.Rows[k]++
+	}
+}
+
+// drain writes the streams in order, releasing each batch; routed
+// batches go to their table's writer in sink.
+func drain(ctx context.Context, w writer.Writer, sink *routedSink, streams []chan taggedRec) error {
 	var first error
+	put := func(t taggedRec) {
+		if first == nil {
+			if t.tr != nil && sink != nil {
+				first = sink.write(ctx, t.tr, t.rec)
+			} else {
+				first = w.Write(ctx, t.rec)
+			}
+		}
+		t.rec.Release()
+	}
 	for _, ch := range streams {
 		for {
 			select {
-			case rec, ok := <-ch:
+			case t, ok := <-ch:
 				if !ok {
 					goto next
 				}
-				if first == nil {
-					first = w.Write(ctx, rec)
-				}
-				rec.Release()
+				put(t)
 			case <-ctx.Done():
 				// Workers stop sending once ctx is done; drop what is queued.
 				for {
 					select {
-					case rec, ok := <-ch:
+					case t, ok := <-ch:
 						if !ok {
 							goto next
 						}
-						rec.Release()
+						t.rec.Release()
 					default:
 						if first == nil {
 							first = ctx.Err()

@@ -100,3 +100,17 @@ type bareErr struct{ pe *fs.PathError }
 
 func (e *bareErr) Error() string { return e.pe.Err.Error() }
 func (e *bareErr) Unwrap() error { return e.pe }
+
+// WriteAtomic writes data to path as every output is written: a temporary
+// file in the same directory, synced, then renamed into place.
+func WriteAtomic(path string, data []byte) error {
+	f, err := createAtomic(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.buf.Write(data); err != nil {
+		f.abort()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.commit()
+}

@@ -18,11 +18,20 @@ type Print struct {
 	w       *bufio.Writer
 	renders []render
 	line    []byte
+	prefix  string
 }
 
 // NewPrint returns a Print writer for batches of schema s writing to w.
 func NewPrint(w io.Writer, s *arrow.Schema) *Print {
-	p := &Print{w: bufio.NewWriterSize(w, 1<<16)}
+	return NewPrintShared(bufio.NewWriterSize(w, 1<<16), s, "")
+}
+
+// NewPrintShared is NewPrint writing through bw, which other Print
+// writers (of other schemas) may share so their lines stay in order; each
+// line starts with prefix ("inventory.products " when rows of several
+// tables are printed).
+func NewPrintShared(bw *bufio.Writer, s *arrow.Schema, prefix string) *Print {
+	p := &Print{w: bw, prefix: prefix}
 	for i := 1; i < s.NumFields(); i++ {
 		p.renders = append(p.renders, newRender(s.Field(i).Type))
 	}
@@ -34,7 +43,7 @@ func (p *Print) Write(_ context.Context, rec arrow.RecordBatch) error {
 	kinds := RowKinds(rec)
 	cols := rec.Columns()[1:]
 	for i := 0; i < int(rec.NumRows()); i++ {
-		line := append(p.line[:0], arrowconv.RowKind(kinds[i]).String()...)
+		line := append(append(p.line[:0], p.prefix...), arrowconv.RowKind(kinds[i]).String()...)
 		line = append(line, '[')
 		for k, r := range p.renders {
 			if k > 0 {

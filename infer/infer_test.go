@@ -1,0 +1,103 @@
+package infer
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+func TestMySQLTypes(t *testing.T) {
+	for text, want := range map[string]string{
+		"tinyint(1)": "BOOLEAN", "bit(1)": "BOOLEAN", "bool": "BOOLEAN", "tinyint(4)": "TINYINT", "tinyint unsigned": "SMALLINT",
+		"smallint": "SMALLINT", "smallint(5) unsigned": "INT", "mediumint": "INT", "int(11)": "INT", "INT UNSIGNED": "BIGINT",
+		"bigint(20)": "BIGINT", "bigint(20) unsigned": "DECIMAL(20, 0)", "decimal(10,2)": "DECIMAL(10, 2)", "decimal": "DECIMAL(10, 0)",
+		"DECIMAL(65,30)": "STRING", "float": "FLOAT", "double": "DOUBLE", "varchar(255)": "STRING", "longtext": "STRING",
+		"enum('a','b')": "STRING", "json": "STRING", "varbinary(16)": "BYTES", "longblob": "BYTES", "bit(8)": "BYTES",
+		"date": "DATE", "time(3)": "TIME(3)", "time": "TIME(0)", "datetime(6)": "TIMESTAMP(6)", "datetime": "TIMESTAMP(0)",
+		"timestamp(3)": "TIMESTAMP_LTZ(3)", "year": "INT", "point": "BYTES", "geometry": "BYTES",
+	} {
+		got, ok := MySQLType(text)
+		if !ok || got.String() != want {
+			t.Errorf("MySQLType(%q) = %s, %v; want %s", text, got, ok, want)
+		}
+	}
+}
+
+func TestValueLattice(t *testing.T) {
+	for _, tt := range []struct {
+		values []string // JSON values
+		want   string
+	}{
+		{[]string{"1", "2"}, "INT"},
+		{[]string{"1", "5000000000"}, "BIGINT"},
+		{[]string{"1", "2.50"}, "DECIMAL(38, 2)"},
+		{[]string{"1.5", "2.125"}, "DECIMAL(38, 3)"},
+		{[]string{"1", "1e3"}, "DOUBLE"},
+		{[]string{"true", "false"}, "BOOLEAN"},
+		{[]string{"true", "1"}, "INT"},
+		{[]string{`"2020-01-01"`, `"2020-01-01 10:00:00.123"`}, "TIMESTAMP(3)"},
+		{[]string{`"2020-01-01T10:00:00Z"`}, "TIMESTAMP_LTZ(0)"},
+		{[]string{`"10:11:12.5"`}, "TIME(1)"},
+		{[]string{`"2020-05-13:15:40:06.123456"`}, "TIMESTAMP(6)"},
+		{[]string{"1", `"x"`}, "STRING"},
+		{[]string{`{"a":1}`}, "STRING"},
+		{[]string{"null"}, "STRING"},
+		{[]string{"null", "3"}, "INT"},
+		{[]string{"123456789012345678901234567890"}, "DECIMAL(38, 0)"},
+	} {
+		var vt valueType
+		for _, v := range tt.values {
+			vt.join(classifyJSON(t, v))
+		}
+		if got := vt.typ().String(); got != tt.want {
+			t.Errorf("%v: %s, want %s", tt.values, got, tt.want)
+		}
+	}
+}
+
+func classifyJSON(t *testing.T, v string) valueType {
+	fe := NewFileEvidence("maxwell-json", 0, Options{})
+	fe.Observe([]byte(`{"database":"d","table":"t","type":"insert","data":{"c":`+v+`}}`), 1)
+	return fe.Of(Key{"d", "t"}).cols["c"].vals
+}
+
+// TestDriftAndVersions: a later input adds a column, widens one, and
+// changes one incompatibly; the changes say so, and the last starts
+// version 2.
+func TestDriftAndVersions(t *testing.T) {
+	ts := NewTables("canal-json")
+	msg := func(types string) []byte {
+		return []byte(`{"data":[{"id":"1"}],"database":"inv","table":"p","type":"INSERT","isDdl":false,"pkNames":["id"],"mysqlType":{` + types + `}}`)
+	}
+	fe := NewFileEvidence("canal-json", 0, Options{})
+	fe.Observe(msg(`"id":"int","qty":"int","price":"decimal(10,2)"`), 1)
+	if ch := ts.Merge(fe, "a.json"); len(ch) != 0 {
+		t.Fatalf("first input: changes %v", ch)
+	}
+	fe = NewFileEvidence("canal-json", 1, Options{})
+	fe.Observe(msg(`"id":"int","qty":"bigint","price":"decimal(10,2)","note":"varchar(32)"`), 7)
+	ch := ts.Merge(fe, "b.json")
+	if len(ch) != 2 || !strings.Contains(ch[0].What, "widened qty INT to BIGINT") || !strings.Contains(ch[1].What, "added column note STRING") || ch[1].Line != 7 {
+		t.Fatalf("second input: changes %+v", ch)
+	}
+	fe = NewFileEvidence("canal-json", 2, Options{})
+	fe.Observe(msg(`"id":"int","qty":"bigint","price":"varchar(10)","note":"varchar(32)"`), 3)
+	ch = ts.Merge(fe, "c.json")
+	tbl := ts.Table(Key{"inv", "p"})
+	if len(ch) != 1 || !strings.Contains(ch[0].What, "price DECIMAL(10, 2) became STRING: incompatible, schema version 2") || tbl.Version != 2 {
+		t.Fatalf("third input: changes %+v, version %d", ch, tbl.Version)
+	}
+	// The DDL reads back to the same table.
+	ddl := tbl.DDL(nil)
+	back, err := LoadTable(ddl)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, ddl)
+	}
+	if back.DDL(nil) != ddl || back.Version != 2 || back.Key != tbl.Key {
+		t.Errorf("round trip:\n%s\nvs\n%s", back.DDL(nil), ddl)
+	}
+	if _, err := arrowconv.ParseDDL(ddl); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,263 @@
+package infer
+
+import (
+	"bytes"
+
+	"github.com/buger/jsonparser"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// Types from JSON values, for producers that send none (Maxwell rows,
+// GoldenGate, Debezium without its schema): each value's kind, joined over
+// all values of a column into the narrowest type that holds them all.
+
+// kind is a point of the value lattice.
+type kind uint8
+
+const (
+	kNone      kind = iota // only nulls so far
+	kBool                  // JSON booleans
+	kInt                   // integer literals (bits: 32 or 64)
+	kDecimal               // plain decimal literals, and integers past BIGINT
+	kDouble                // literals with an exponent
+	kDate                  // yyyy-MM-dd text
+	kTime                  // HH:mm:ss[.f] text
+	kTimestamp             // date-time text without a zone
+	kLTZ                   // date-time text with a zone
+	kString                // anything else: text, objects, arrays, mixed kinds
+)
+
+// valueType is the join of the values seen for one column.
+type valueType struct {
+	k     kind
+	bits  int // kInt: 32 or 64
+	scale int // kDecimal: the largest scale seen; kTime, kTimestamp, kLTZ: fraction digits
+	wide  int // kDecimal: the most digits before the point seen
+}
+
+// observe joins value v (JSON type t) into vt.
+func (vt *valueType) observe(v []byte, t jsonparser.ValueType) {
+	vt.join(classify(v, t))
+}
+
+// classify is the type of one value.
+func classify(v []byte, t jsonparser.ValueType) valueType {
+	switch t {
+	case jsonparser.Null, jsonparser.NotExist:
+		return valueType{k: kNone}
+	case jsonparser.Boolean:
+		return valueType{k: kBool}
+	case jsonparser.Number:
+		return classifyNumber(v)
+	case jsonparser.String:
+		return classifyText(v)
+	}
+	return valueType{k: kString} // objects and arrays: compact JSON text
+}
+
+func classifyNumber(v []byte) valueType {
+	if bytes.ContainsAny(v, "eE") {
+		return valueType{k: kDouble}
+	}
+	digits := v
+	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
+		digits = digits[1:]
+	}
+	intPart, frac := digits, []byte(nil)
+	if i := bytes.IndexByte(digits, '.'); i >= 0 {
+		intPart, frac = digits[:i], digits[i+1:]
+	}
+	intPart = bytes.TrimLeft(intPart, "0")
+	if len(frac) == 0 {
+		switch {
+		case len(intPart) <= 9:
+			return valueType{k: kInt, bits: 32}
+		case len(intPart) <= 18:
+			return valueType{k: kInt, bits: 64}
+		case len(intPart) == 19 && fitsInt64(v):
+			return valueType{k: kInt, bits: 64}
+		case len(intPart) <= 38:
+			return valueType{k: kDecimal, wide: len(intPart)}
+		}
+		return valueType{k: kDouble}
+	}
+	if len(intPart)+len(frac) > 38 {
+		return valueType{k: kDouble}
+	}
+	return valueType{k: kDecimal, scale: len(frac), wide: len(intPart)}
+}
+
+func fitsInt64(v []byte) bool {
+	neg := v[0] == '-'
+	s := bytes.TrimLeft(bytes.TrimLeft(v, "+-"), "0")
+	lim := "9223372036854775807"
+	if neg {
+		lim = "9223372036854775808"
+	}
+	return len(s) < len(lim) || len(s) == len(lim) && string(s) <= lim
+}
+
+// classifyText recognises the temporal shapes producers write: a date, a
+// time of day, a date-time with or without a zone (in the forms producer
+// semantics reads, GoldenGate's included).
+func classifyText(v []byte) valueType {
+	if len(v) < 5 || len(v) > 40 || v[0] < '0' || v[0] > '9' {
+		return valueType{k: kString}
+	}
+	if hasEscape(v) {
+		return valueType{k: kString}
+	}
+	if k, frac, ok := temporalShape(v); ok {
+		return valueType{k: k, scale: frac}
+	}
+	return valueType{k: kString}
+}
+
+func hasEscape(v []byte) bool { return bytes.IndexByte(v, '\\') >= 0 }
+
+// temporalShape reads yyyy-MM-dd[( |T|:)HH:mm[:ss[.f]][zone]] or
+// HH:mm:ss[.f] and says which kind it is, with its fraction digits.
+func temporalShape(v []byte) (kind, int, bool) {
+	digit := func(i int) bool { return i < len(v) && v[i] >= '0' && v[i] <= '9' }
+	two := func(i int) bool { return digit(i) && digit(i+1) }
+	clock := func(i int) (end, frac int, ok bool) {
+		if !two(i) || i+2 >= len(v) || v[i+2] != ':' || !two(i+3) {
+			return 0, 0, false
+		}
+		end = i + 5
+		if end < len(v) && v[end] == ':' {
+			if !two(end + 1) {
+				return 0, 0, false
+			}
+			end += 3
+			if end < len(v) && v[end] == '.' {
+				end++
+				for digit(end) {
+					end++
+					frac++
+				}
+				if frac == 0 || frac > 9 {
+					return 0, 0, false
+				}
+			}
+		}
+		return end, frac, true
+	}
+	if len(v) >= 8 && v[2] == ':' {
+		end, frac, ok := clock(0)
+		if ok && end == len(v) {
+			return kTime, frac, true
+		}
+		return 0, 0, false
+	}
+	if len(v) < 10 || !digit(0) || !digit(1) || !digit(2) || !digit(3) || v[4] != '-' || !two(5) || v[7] != '-' || !two(8) {
+		return 0, 0, false
+	}
+	if len(v) == 10 {
+		return kDate, 0, true
+	}
+	if v[10] != ' ' && v[10] != 'T' && v[10] != ':' {
+		return 0, 0, false
+	}
+	end, frac, ok := clock(11)
+	if !ok {
+		return 0, 0, false
+	}
+	if end == len(v) {
+		return kTimestamp, frac, true
+	}
+	zone := v[end:]
+	if len(zone) == 1 && zone[0] == 'Z' || len(zone) >= 3 && (zone[0] == '+' || zone[0] == '-') && two(end+1) {
+		return kLTZ, frac, true
+	}
+	return 0, 0, false
+}
+
+// join widens vt to hold o's values too.
+func (vt *valueType) join(o valueType) {
+	a, b := *vt, o
+	switch {
+	case b.k == kNone:
+		return
+	case a.k == kNone:
+		*vt = b
+		return
+	case a.k == b.k:
+		vt.bits = max(a.bits, b.bits)
+		vt.scale = max(a.scale, b.scale)
+		vt.wide = max(a.wide, b.wide)
+		return
+	}
+	if a.k > b.k {
+		a, b = b, a // a is the lower kind
+	}
+	switch {
+	case a.k == kBool && b.k == kInt:
+		*vt = b // MySQL booleans as 0 and 1
+	case a.k == kBool && b.k == kDecimal:
+		*vt = b
+	case a.k == kInt && b.k == kDecimal:
+		*vt = valueType{k: kDecimal, scale: b.scale, wide: max(b.wide, 19)}
+	case (a.k == kInt || a.k == kDecimal || a.k == kBool) && b.k == kDouble:
+		*vt = b
+	case a.k == kDate && (b.k == kTimestamp || b.k == kLTZ):
+		*vt = b
+	default:
+		*vt = valueType{k: kString}
+	}
+}
+
+// typ is the Flink type of the values seen (STRING when only nulls).
+func (vt valueType) typ() arrowconv.Type {
+	switch vt.k {
+	case kBool:
+		return tBoolean
+	case kInt:
+		if vt.bits == 64 {
+			return tBig
+		}
+		return tInt
+	case kDecimal:
+		return tDecimal(38, min(vt.scale, 38-min(vt.wide, 38)))
+	case kDouble:
+		return tDouble
+	case kDate:
+		return tDate
+	case kTime:
+		return tTime(vt.scale)
+	case kTimestamp:
+		return tTimestamp(vt.scale)
+	case kLTZ:
+		return tLTZ(vt.scale)
+	}
+	return tString
+}
+
+// describe says in words what the values were, for inspect.
+func (vt valueType) describe() string {
+	switch vt.k {
+	case kNone:
+		return "values: only nulls"
+	case kBool:
+		return "values: booleans"
+	case kInt:
+		if vt.bits == 64 {
+			return "values: integers past INT"
+		}
+		return "values: integers"
+	case kDecimal:
+		return "values: decimal literals"
+	case kDouble:
+		return "values: numbers with exponents"
+	case kDate:
+		return "values: yyyy-MM-dd text"
+	case kTime:
+		return "values: HH:mm:ss text"
+	case kTimestamp:
+		return "values: date-time text"
+	case kLTZ:
+		return "values: date-time text with a zone"
+	}
+	return "values: text or mixed kinds"
+}

@@ -1,0 +1,367 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/reader"
+	"github.com/cdcetl/cdcetl/route"
+	"github.com/cdcetl/cdcetl/writer"
+)
+
+// Routed conversion: with no schema given, each source table's rows go to
+// outputs of their own, OutDir/<namespace>/<table>/<input>.parquet, with a
+// schema inferred from the archive (package infer) and kept, as a Flink
+// CREATE TABLE, in OutDir/<namespace>/<table>/_schema.sql.
+//
+// Inference is optimistic: an input's schemas come from its first chunk
+// (a small input is one chunk: then from all of it), merged with what the
+// table had; its other chunks are decoded against them strictly (a key
+// that is no column, a value its column cannot hold, a table the first
+// chunk lacked all stop the attempt). An input that stops is read once
+// more in full for its evidence, and decoded again, as the user asked
+// (ignore-parse-errors and all). Inputs are merged into the tables in
+// input order, so schemas and versions do not depend on timing.
+
+// SchemaFile is the name of a table's schema file in its directory.
+const SchemaFile = "_schema.sql"
+
+// tableRun is a source table as the conversion of one input sees it: a
+// snapshot of its schema (later inputs may change the table), and where
+// its outputs go.
+type tableRun struct {
+	id     int
+	key    infer.Key
+	schema *arrowconv.Schema
+	dir    string // below OutDir: <namespace>/<table>[/v<n>]
+	opts   decode.Options
+	pinned bool   // from --ddl-dir: never inferred, never changed
+	prefix string // print: "<namespace>.<table> "
+	ddl    string
+}
+
+// router holds the run's source tables.
+type router struct {
+	mu      sync.Mutex
+	tables  *infer.Tables
+	pinned  map[infer.Key]*tableRun
+	current map[infer.Key]*tableRun
+	loaded  map[infer.Key]bool
+	nextID  int
+	// none is the schema-less table of messages that name none (Debezium
+	// heartbeats and transaction markers, TiCDC watermarks).
+	none *tableRun
+}
+
+func newRouter(cfg *Config) (*router, error) {
+	rt := &router{tables: infer.NewTables(""), pinned: map[infer.Key]*tableRun{}, current: map[infer.Key]*tableRun{}, loaded: map[infer.Key]bool{}}
+	rt.none = &tableRun{id: -1, schema: &arrowconv.Schema{}, opts: cfg.Options}
+	if cfg.DDLDir != "" {
+		files, err := filepath.Glob(filepath.Join(cfg.DDLDir, "*.sql"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(files)
+		for _, p := range files {
+			text, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			t, err := infer.LoadTable(string(text))
+			if err != nil {
+				return nil, fmt.Errorf("--ddl-dir %s: %w", p, err)
+			}
+			s, err := arrowconv.ParseDDL(string(text))
+			if err != nil {
+				return nil, fmt.Errorf("--ddl-dir %s: %w", p, err)
+			}
+			if t.Key == (infer.Key{}) {
+				// A DDL written by hand: the table from the file name
+				// "<namespace>.<table>.sql".
+				base := strings.TrimSuffix(filepath.Base(p), ".sql")
+				if i := strings.IndexByte(base, '.'); i >= 0 {
+					t.Key = infer.Key{Namespace: base[:i], Name: base[i+1:]}
+				}
+			}
+			opts := cfg.Options
+			switch s.Options["cdcetl.semantics"] {
+			case "flink":
+				opts.Producer = false
+			case "producer":
+				opts.Producer = true
+			}
+			if err := opts.Check(cfg.Format); err != nil && cfg.Format != nil {
+				return nil, err
+			}
+			s.Options = nil
+			rt.nextID++
+			rt.pinned[t.Key] = &tableRun{id: rt.nextID, key: t.Key, schema: s, dir: route.Dir(t.Namespace, t.Name), opts: opts, pinned: true,
+				prefix: t.Key.String() + " ", ddl: string(text)}
+		}
+	}
+	return rt, nil
+}
+
+// load reads the schema a table kept from an earlier run, once.
+func (rt *router) load(cfg *Config, k infer.Key) error {
+	if rt.loaded[k] || cfg.OutDir == "" {
+		return nil
+	}
+	rt.loaded[k] = true
+	text, err := os.ReadFile(filepath.Join(cfg.OutDir, route.Dir(k.Namespace, k.Name), SchemaFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	t, err := infer.LoadTable(string(text))
+	if err != nil {
+		return fmt.Errorf("%s: %w (remove it to infer the table afresh)", filepath.Join(cfg.OutDir, route.Dir(k.Namespace, k.Name), SchemaFile), err)
+	}
+	t.Key = k
+	rt.tables.Put(t)
+	return nil
+}
+
+// merge takes an input's evidence into the tables and returns the
+// snapshot its conversion uses, and the changes it made.
+func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string, opts decode.Options) (map[infer.Key]*tableRun, []infer.Change, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	var keys []infer.Key
+	for _, k := range ev.Tables() {
+		if _, ok := rt.pinned[k]; ok {
+			continue
+		}
+		if err := rt.load(cfg, k); err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, k)
+	}
+	if rt.tables.Format == "" {
+		rt.tables.Format = ev.Format
+	}
+	changes := rt.tables.Merge(ev, path)
+	snap := map[infer.Key]*tableRun{}
+	for k, tr := range rt.pinned {
+		snap[k] = tr
+	}
+	for _, k := range keys {
+		t := rt.tables.Table(k)
+		if t.Format == "" {
+			t.Format = ev.Format
+		}
+		ddl := t.DDL(nil)
+		if cur := rt.current[k]; cur != nil && cur.ddl == ddl {
+			snap[k] = cur
+			continue
+		}
+		rt.nextID++
+		dir := route.Dir(k.Namespace, k.Name)
+		if t.Version > 1 {
+			dir = filepath.Join(dir, "v"+strconv.Itoa(t.Version))
+		}
+		tr := &tableRun{id: rt.nextID, key: k, schema: t.DecodeSchema(), dir: dir, opts: opts, prefix: k.String() + " ", ddl: ddl}
+		rt.current[k] = tr
+		snap[k] = tr
+	}
+	return snap, changes, nil
+}
+
+// persist writes the schema files of the tables an input's outputs were
+// made with: the table's current DDL in its directory (and in its version
+// directory), atomically.
+func (rt *router) persist(cfg *Config, trs []*tableRun) error {
+	if cfg.OutDir == "" {
+		return nil
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	done := map[infer.Key]bool{}
+	for _, tr := range trs {
+		if tr.pinned || tr.id < 0 || done[tr.key] {
+			continue
+		}
+		done[tr.key] = true
+		t := rt.tables.Table(tr.key)
+		if t == nil {
+			continue
+		}
+		ddl := []byte(t.DDL(nil))
+		base := filepath.Join(cfg.OutDir, route.Dir(tr.key.Namespace, tr.key.Name))
+		dirs := []string{base}
+		if t.Version > 1 {
+			dirs = append(dirs, filepath.Join(base, "v"+strconv.Itoa(t.Version)))
+		}
+		for _, d := range dirs {
+			p := filepath.Join(d, SchemaFile)
+			if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, ddl) {
+				continue
+			}
+			if err := writer.WriteAtomic(p, ddl); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// inferFile reads a whole input for its evidence.
+func inferFile(cfg *Config, f reader.File, idx int, format *decode.Format, schemaInclude bool) (*infer.FileEvidence, error) {
+	chunks, err := reader.OpenChunks(f.Path, f.Path, cfg.ChunkSize, cfg.MaxLine)
+	if err != nil {
+		return nil, err
+	}
+	defer chunks.Close()
+	ev := infer.NewFileEvidence(format.Name, idx, infer.Options{SchemaInclude: schemaInclude})
+	for {
+		ch, ok := chunks.Next()
+		if !ok {
+			break
+		}
+		ch.Lines(func(l []byte, pos reader.Pos) bool {
+			ev.Observe(l, pos.Line)
+			return true
+		})
+		chunks.Recycle(ch.Data)
+	}
+	return ev, chunks.Err()
+}
+
+// detect tells an input's format from the lines of its first chunk.
+func detect(cfg *Config, f reader.File, ch reader.Chunk) (*decode.Format, bool, error) {
+	if cfg.Format != nil {
+		return cfg.Format, cfg.Options.SchemaInclude, nil
+	}
+	var lines [][]byte
+	ch.Lines(func(l []byte, _ reader.Pos) bool {
+		lines = append(lines, l)
+		return len(lines) < 64
+	})
+	format, schemaInclude, _, err := decode.Detect(lines, ch.FirstLine)
+	if err != nil {
+		return nil, false, &reader.PathError{Path: f.Path, Err: err}
+	}
+	return format, schemaInclude, nil
+}
+
+// tableFilter reports whether a table passes --include-table and
+// --exclude-table (full matches on "namespace.table").
+func tableFilter(cfg *Config, ns, table string) bool {
+	name := ns + "." + table
+	if cfg.IncludeTable != nil && !cfg.IncludeTable.MatchString(name) {
+		return false
+	}
+	return cfg.ExcludeTable == nil || !cfg.ExcludeTable.MatchString(name)
+}
+
+// FullMatch compiles a table filter: a Go RE2 expression the whole
+// "namespace.table" must match.
+func FullMatch(expr string) (*regexp.Regexp, error) { return regexp.Compile(`^(?:` + expr + `)$`) }
+
+// taggedRec is a batch of one table's rows.
+type taggedRec struct {
+	tr  *tableRun
+	rec arrow.RecordBatch
+}
+
+// tableDecoder is a worker's decoder of one table snapshot.
+type tableDecoder struct {
+	b   *arrowconv.Builder
+	dec decode.Decoder
+}
+
+// routedDecoders are a worker's decoders, by table snapshot and strictness.
+type routedDecoders struct {
+	byID map[[2]int]*tableDecoder
+}
+
+func (rd *routedDecoders) release() {
+	for _, td := range rd.byID {
+		td.b.Release()
+	}
+}
+
+// get returns the decoder of snapshot tr, strict (the optimistic attempt:
+// no ignore-parse-errors, unknown keys rejected) or as the user asked.
+func (rd *routedDecoders) get(cfg *Config, tr *tableRun, format *decode.Format, schemaInclude, strict bool) (*tableDecoder, error) {
+	k := [2]int{tr.id, map[bool]int{false: 0, true: 1}[strict]}
+	if td := rd.byID[k]; td != nil {
+		return td, nil
+	}
+	opts := tr.opts
+	opts.SchemaInclude = schemaInclude
+	if !tr.pinned && tr.id >= 0 {
+		opts.Producer, opts.CaseInsensitive = true, opts.CaseInsensitive || !cfg.Options.Producer && true
+	}
+	if err := opts.Check(format); err != nil {
+		return nil, err
+	}
+	if strict {
+		opts.IgnoreParseErrors = false
+		opts.RejectUnknownKeys = !tr.pinned && tr.id >= 0
+	}
+	b := arrowconv.NewBuilder(cfg.Mem, tr.schema)
+	dec, err := decode.New(format, tr.schema, opts, b)
+	if err != nil {
+		b.Release()
+		return nil, err
+	}
+	td := &tableDecoder{b: b, dec: dec}
+	if rd.byID == nil {
+		rd.byID = map[[2]int]*tableDecoder{}
+	}
+	rd.byID[k] = td
+	return td, nil
+}
+
+// routedSink prints, or re-encodes to one stream, the rows of many tables:
+// one writer per table snapshot over one buffered stdout, so lines stay in
+// order.
+type routedSink struct {
+	cfg *Config
+	bw  *bufio.Writer
+	by  map[int]writer.Writer
+}
+
+func (s *routedSink) write(ctx context.Context, tr *tableRun, rec arrow.RecordBatch) error {
+	w := s.by[tr.id]
+	if w == nil {
+		if s.cfg.To == ToPrint {
+			w = writer.NewPrintShared(s.bw, tr.schema.ArrowSchema(), tr.prefix)
+		} else {
+			enc, err := decode.NewEncoder(s.cfg.Target, tr.schema, s.cfg.TargetOptions, s.cfg.Encode)
+			if err != nil {
+				return err
+			}
+			w = writer.NewCDCJSONStream(s.bw, enc)
+		}
+		s.by[tr.id] = w
+	}
+	return w.Write(ctx, rec)
+}
+
+func (s *routedSink) close() error {
+	for _, w := range s.by {
+		if err := w.Close(); err != nil {
+			return err
+		}
+	}
+	return s.bw.Flush()
+}
