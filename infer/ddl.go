@@ -15,7 +15,7 @@ import (
 // is also how a reloaded column knows whether values may still widen it.
 
 // UnchangedColumn is the column of the unchanged-columns metadata every
-// inferred table has.
+// inferred table has (empty lists where the producer sent every column).
 const UnchangedColumn = "_unchanged"
 
 // Extra are the columns cdcetl adds to every inferred table, after the

@@ -37,6 +37,7 @@ type colEvidence struct {
 	evidence string
 	vals     valueType
 	first    Pos
+	seq      int // order of first sight, for columns first seen on one line
 }
 
 // FileEvidence is what one input said, table by table.
@@ -79,7 +80,7 @@ func (fe *FileEvidence) table(k Key) *Evidence {
 func (e *Evidence) col(name string, p Pos) *colEvidence {
 	c := e.cols[name]
 	if c == nil {
-		c = &colEvidence{name: name, first: p}
+		c = &colEvidence{name: name, first: p, seq: len(e.cols)}
 		e.cols[name] = c
 	}
 	return c

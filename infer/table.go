@@ -47,7 +47,8 @@ type Column struct {
 type Change struct {
 	Pos
 	// File is the input's path (Pos.File its index).
-	File string
+	File  string
+	Table Key
 	// What says what changed: "added column note STRING", "widened qty INT
 	// to BIGINT", "price DECIMAL(10, 2) became STRING: incompatible".
 	What string
@@ -120,7 +121,7 @@ func (t *Table) Clone() *Table {
 func (t *Table) Merge(e *Evidence, path string) []Change {
 	var changes []Change
 	note := func(p Pos, what string) {
-		c := Change{Pos: p, File: path, What: what, Version: t.Version}
+		c := Change{Pos: p, File: path, Table: t.Key, What: what, Version: t.Version}
 		changes = append(changes, c)
 		t.Changes = append(t.Changes, c)
 	}
@@ -132,7 +133,10 @@ func (t *Table) Merge(e *Evidence, path string) []Change {
 	for _, c := range e.cols {
 		cols = append(cols, c)
 	}
-	sort.Slice(cols, func(i, j int) bool { return cols[i].first.less(cols[j].first) })
+	sort.Slice(cols, func(i, j int) bool {
+		a, b := cols[i], cols[j]
+		return a.first.less(b.first) || a.first == b.first && a.seq < b.seq
+	})
 	var incompatible []string
 	for _, ce := range cols {
 		cur := t.column(ce.name)

@@ -59,15 +59,17 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		committed = err == nil
 	}
 	if err == nil && fr.writers != nil {
-		// Routed: every table's output, in the order they were made.
+		// Routed: the tables' schema files first (the outputs' schemas are
+		// never lost, and mark the directories recoverPending cleans),
+		// then every table's output, in the order they were made.
+		err = r.router.persist(cfg, fr.touched)
 		for _, tr := range fr.touched {
-			if err = fr.writers[tr.id].Close(); err != nil {
+			if err != nil {
 				break
 			}
-			committed = true
-		}
-		if err == nil {
-			err = r.router.persist(cfg, fr.touched)
+			if err = fr.writers[tr.id].Close(); err == nil {
+				committed = true
+			}
 		}
 	}
 	if err == nil && fr.dead != nil {

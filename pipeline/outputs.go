@@ -148,6 +148,8 @@ type pendingStem struct {
 	// Dead is the dead-letter file's path when it is outside the output
 	// directory.
 	Dead string `json:"dead,omitempty"`
+	// Routed: the stem's outputs are in table directories.
+	Routed bool `json:"routed,omitempty"`
 }
 
 // writePending records the stems of a run.
@@ -179,6 +181,26 @@ func recoverPending(dir string, j *Journal) error {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
+	// A routed run's outputs lie in table directories (<ns>/<table>, and
+	// <ns>/<table>/v<n> for later schema versions), under the same stems;
+	// a table directory has its schema file before it has outputs.
+	var tableDirs []string
+	tableDirsOnce := func() error {
+		if tableDirs != nil {
+			return nil
+		}
+		tableDirs = []string{}
+		for _, pat := range [][]string{{"*", "*", SchemaFile}, {"*", "*", "v*", SchemaFile}} {
+			m, err := filepath.Glob(filepath.Join(append([]string{dir}, pat...)...))
+			if err != nil {
+				return err
+			}
+			for _, p := range m {
+				tableDirs = append(tableDirs, filepath.Dir(p))
+			}
+		}
+		return nil
+	}
 	for sc.Scan() {
 		var p pendingStem
 		if json.Unmarshal(sc.Bytes(), &p) != nil || p.Stem == "" {
@@ -188,8 +210,18 @@ func recoverPending(dir string, j *Journal) error {
 			continue
 		}
 		paths := []string{filepath.Join(dir, "_dead_letters", p.Stem+".jsonl")}
+		if p.Routed {
+			if err := tableDirsOnce(); err != nil {
+				return err
+			}
+		}
 		for _, s := range outputSuffixes {
 			paths = append(paths, filepath.Join(dir, p.Stem+s))
+			if p.Routed {
+				for _, d := range tableDirs {
+					paths = append(paths, filepath.Join(d, routedStem(p.Stem)+s))
+				}
+			}
 		}
 		if p.Dead != "" {
 			paths = append(paths, p.Dead)

@@ -54,6 +54,10 @@ type Config struct {
 	// OutDir/<namespace>/<table>/, with an inferred schema (routed.go).
 	Schema  *arrowconv.Schema
 	Options decode.Options
+	// FormatOptions, when Format is nil, holds each format's options by
+	// name (keys written FORMAT.KEY); a detected format without an entry
+	// decodes with Options.
+	FormatOptions map[string]decode.Options
 	// IncludeTable and ExcludeTable, when set, keep only the messages whose
 	// "namespace.table" the one fully matches and the other does not.
 	IncludeTable, ExcludeTable *regexp.Regexp
@@ -114,6 +118,16 @@ type Config struct {
 	Version, Build string
 }
 
+// OptionsFor returns the options inputs of format f decode with.
+func (c *Config) OptionsFor(f *decode.Format) decode.Options {
+	if c.Format == nil && f != nil {
+		if o, ok := c.FormatOptions[f.Name]; ok {
+			return o
+		}
+	}
+	return c.Options
+}
+
 // Conversion describes what the outputs of cfg are made with: the format,
 // the schema, the format's options, and the output and its encoding.
 // Settings that only decide what happens to bad messages or to inputs
@@ -146,6 +160,17 @@ func (c *Config) Conversion() Conversion {
 	if c.Format == nil {
 		m["format"] = "(detected per input)"
 		m["semantics"] = c.Options.Semantics()
+		m["column-case"] = map[bool]string{false: "sensitive", true: "insensitive"}[c.Options.CaseInsensitive]
+		if c.Options.Producer {
+			m["source-time-zone"] = c.Options.TZName()
+		}
+		for name, o := range c.FormatOptions {
+			for k, v := range o.Settings() {
+				if k != "ignore-parse-errors" {
+					m["option "+name+"."+k] = v
+				}
+			}
+		}
 	}
 	if c.IncludeTable != nil {
 		m["include-table"] = c.IncludeTable.String()
@@ -234,6 +259,7 @@ type Stats struct {
 
 // SchemaChange is one drift of an inferred schema, and where it was seen.
 type SchemaChange struct {
+	Table   string `json:"table"`
 	File    string `json:"file"`
 	Line    int    `json:"line"`
 	Change  string `json:"change"`
@@ -413,6 +439,9 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	if cfg.DeadLetterDir == "" && cfg.OutDir != "" {
 		cfg.DeadLetterDir = filepath.Join(cfg.OutDir, "_dead_letters")
 	}
+	if cfg.Schema != nil && cfg.Format == nil {
+		return Stats{}, setup(errors.New("a schema needs its format: set Config.Format (--format)"))
+	}
 	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
 	if cfg.Schema == nil {
 		if r.router, err = newRouter(&cfg); err != nil {
@@ -494,7 +523,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	stems := make([]string, len(files))
 	for i, f := range files {
 		stems[i] = alloc.stem(keys[i], baseStem(f.Rel))
-		p := pendingStem{Stem: stems[i]}
+		p := pendingStem{Stem: stems[i], Routed: cfg.Schema == nil}
 		if _, dead, _ := r.outputNames(stems[i]); dead != "" && !within(cfg.OutDir, dead) {
 			p.Dead = dead
 		}

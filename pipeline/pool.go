@@ -197,7 +197,7 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 	if err != nil {
 		return r.feedFailed(r.again(ctx, fr, nil), err)
 	}
-	snap, changes, err := r.router.merge(r.cfg, ev, fr.file.Path, r.cfg.Options)
+	snap, changes, err := r.router.merge(r.cfg, ev, fr.file.Path)
 	if err != nil {
 		return r.feedFailed(r.again(ctx, fr, nil), err)
 	}
@@ -256,7 +256,7 @@ func (r *run) prepare(fr *fileRun, ahead []reader.Chunk, more bool) error {
 			return true
 		})
 	}
-	snap, changes, err := r.router.merge(cfg, ev, fr.file.Path, cfg.Options)
+	snap, changes, err := r.router.merge(cfg, ev, fr.file.Path)
 	if err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func (r *run) noteChanges(changes []infer.Change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range changes {
-		r.total.SchemaChanges = append(r.total.SchemaChanges, SchemaChange{File: c.File, Line: c.Line, Change: c.What, Version: c.Version})
+		r.total.SchemaChanges = append(r.total.SchemaChanges, SchemaChange{Table: c.Table.String(), File: c.File, Line: c.Line, Change: c.What, Version: c.Version})
 	}
 }
 
@@ -439,7 +439,7 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 		td.dec.SetFile(fr.info)
 		out, err := td.dec.Decode(msg)
 		if err != nil {
-			res.err = locate(fr.format, tr.opts, err, pos, msg)
+			res.err = locate(fr.format, td.opts, err, pos, msg)
 			return false
 		}
 		r.account(job, res, out, pos, msg)
@@ -608,7 +608,7 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 	if w == nil {
 		var out string
 		var err error
-		if w, out, err = r.newFileWriter(fr.file, filepath.Join(t.tr.dir, fr.stem), t.tr.schema); err != nil {
+		if w, out, err = r.newFileWriter(fr.file, filepath.Join(t.tr.dir, routedStem(fr.stem)), t.tr.schema); err != nil {
 			return err
 		}
 		if fr.writers == nil {

@@ -49,8 +49,11 @@ type tableRun struct {
 	key    infer.Key
 	schema *arrowconv.Schema
 	dir    string // below OutDir: <namespace>/<table>[/v<n>]
-	opts   decode.Options
-	pinned bool   // from --ddl-dir: never inferred, never changed
+	// semantics, from a pinned DDL's 'cdcetl.semantics', overrides the
+	// run's; inferred tables always decode under producer semantics (their
+	// types are the producer's).
+	semantics string
+	pinned    bool   // from --ddl-dir: never inferred, never changed
 	prefix string // print: "<namespace>.<table> "
 	ddl    string
 }
@@ -62,6 +65,7 @@ type router struct {
 	pinned  map[infer.Key]*tableRun
 	current map[infer.Key]*tableRun
 	loaded  map[infer.Key]bool
+	latest  map[string]string // by table directory: its latest DDL
 	nextID  int
 	// none is the schema-less table of messages that name none (Debezium
 	// heartbeats and transaction markers, TiCDC watermarks).
@@ -69,8 +73,8 @@ type router struct {
 }
 
 func newRouter(cfg *Config) (*router, error) {
-	rt := &router{tables: infer.NewTables(""), pinned: map[infer.Key]*tableRun{}, current: map[infer.Key]*tableRun{}, loaded: map[infer.Key]bool{}}
-	rt.none = &tableRun{id: -1, schema: &arrowconv.Schema{}, opts: cfg.Options}
+	rt := &router{tables: infer.NewTables(""), pinned: map[infer.Key]*tableRun{}, current: map[infer.Key]*tableRun{}, loaded: map[infer.Key]bool{}, latest: map[string]string{}}
+	rt.none = &tableRun{id: -1, schema: &arrowconv.Schema{}}
 	if cfg.DDLDir != "" {
 		files, err := filepath.Glob(filepath.Join(cfg.DDLDir, "*.sql"))
 		if err != nil {
@@ -98,32 +102,78 @@ func newRouter(cfg *Config) (*router, error) {
 					t.Key = infer.Key{Namespace: base[:i], Name: base[i+1:]}
 				}
 			}
-			opts := cfg.Options
-			switch s.Options["cdcetl.semantics"] {
-			case "flink":
-				opts.Producer = false
-			case "producer":
-				opts.Producer = true
-			}
-			if err := opts.Check(cfg.Format); err != nil && cfg.Format != nil {
-				return nil, err
+			sem := s.Options["cdcetl.semantics"]
+			if sem != "" && sem != "flink" && sem != "producer" {
+				return nil, fmt.Errorf("--ddl-dir %s: 'cdcetl.semantics' = '%s': want flink or producer", p, sem)
 			}
 			s.Options = nil
 			rt.nextID++
-			rt.pinned[t.Key] = &tableRun{id: rt.nextID, key: t.Key, schema: s, dir: route.Dir(t.Namespace, t.Name), opts: opts, pinned: true,
+			rt.pinned[t.Key] = &tableRun{id: rt.nextID, key: t.Key, schema: s, dir: route.Dir(t.Namespace, t.Name), semantics: sem, pinned: true,
 				prefix: t.Key.String() + " ", ddl: string(text)}
 		}
 	}
 	return rt, nil
 }
 
-// load reads the schema a table kept from an earlier run, once.
+// tableDir is the directory, below the output directory, of version v of
+// table k's outputs: <namespace>/<table> for the first, then
+// <namespace>/<table>/v<n> (routedStem keeps inputs' own directories
+// named v<n> from meeting them).
+func tableDir(k infer.Key, v int) string {
+	d := route.Dir(k.Namespace, k.Name)
+	if v > 1 {
+		d = filepath.Join(d, "v"+strconv.Itoa(v))
+	}
+	return d
+}
+
+// routedStem is stem as a path below a table directory: a first segment
+// that looks like a version directory ("v2", or one with '~'s after it)
+// gets one more '~' ("v2~"), so an input's own directory never meets a
+// version directory and no two stems meet each other. (A leading '_'
+// would do too, but readers take such paths for hidden.)
+func routedStem(stem string) string {
+	first, rest, ok := strings.Cut(filepath.ToSlash(stem), "/")
+	if ok && isVersionDir(strings.TrimRight(first, "~")) {
+		return filepath.FromSlash(first + "~/" + rest)
+	}
+	return stem
+}
+
+func isVersionDir(name string) bool {
+	if len(name) < 2 || name[0] != 'v' {
+		return false
+	}
+	for _, c := range name[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// load reads the schema a table kept from an earlier run (its latest
+// version's), once.
 func (rt *router) load(cfg *Config, k infer.Key) error {
 	if rt.loaded[k] || cfg.OutDir == "" {
 		return nil
 	}
 	rt.loaded[k] = true
-	text, err := os.ReadFile(filepath.Join(cfg.OutDir, route.Dir(k.Namespace, k.Name), SchemaFile))
+	base := filepath.Join(cfg.OutDir, tableDir(k, 1))
+	p := filepath.Join(base, SchemaFile)
+	latest := 1
+	versions, _ := filepath.Glob(filepath.Join(base, "v*"))
+	for _, d := range versions {
+		name := filepath.Base(d)
+		n, err := strconv.Atoi(name[1:])
+		if !isVersionDir(name) || err != nil || n <= latest {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, SchemaFile)); err == nil {
+			latest, p = n, filepath.Join(d, SchemaFile)
+		}
+	}
+	text, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -132,7 +182,7 @@ func (rt *router) load(cfg *Config, k infer.Key) error {
 	}
 	t, err := infer.LoadTable(string(text))
 	if err != nil {
-		return fmt.Errorf("%s: %w (remove it to infer the table afresh)", filepath.Join(cfg.OutDir, route.Dir(k.Namespace, k.Name), SchemaFile), err)
+		return fmt.Errorf("%s: %w (remove it to infer the table afresh)", p, err)
 	}
 	t.Key = k
 	rt.tables.Put(t)
@@ -141,7 +191,7 @@ func (rt *router) load(cfg *Config, k infer.Key) error {
 
 // merge takes an input's evidence into the tables and returns the
 // snapshot its conversion uses, and the changes it made.
-func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string, opts decode.Options) (map[infer.Key]*tableRun, []infer.Change, error) {
+func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string) (map[infer.Key]*tableRun, []infer.Change, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	var keys []infer.Key
@@ -173,12 +223,10 @@ func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string, opts d
 			continue
 		}
 		rt.nextID++
-		dir := route.Dir(k.Namespace, k.Name)
-		if t.Version > 1 {
-			dir = filepath.Join(dir, "v"+strconv.Itoa(t.Version))
-		}
-		tr := &tableRun{id: rt.nextID, key: k, schema: t.DecodeSchema(), dir: dir, opts: opts, prefix: k.String() + " ", ddl: ddl}
+		dir := tableDir(k, t.Version)
+		tr := &tableRun{id: rt.nextID, key: k, schema: t.DecodeSchema(), dir: dir, prefix: k.String() + " ", ddl: ddl}
 		rt.current[k] = tr
+		rt.latest[dir] = ddl
 		snap[k] = tr
 	}
 	return snap, changes, nil
@@ -195,28 +243,22 @@ func (rt *router) persist(cfg *Config, trs []*tableRun) error {
 	defer rt.mu.Unlock()
 	done := map[infer.Key]bool{}
 	for _, tr := range trs {
-		if tr.pinned || tr.id < 0 || done[tr.key] {
+		if tr.id < 0 || done[tr.key] {
 			continue
 		}
 		done[tr.key] = true
-		t := rt.tables.Table(tr.key)
-		if t == nil {
+		// The directory's latest schema: a later input may have added
+		// columns (an input's snapshot may be older), never fewer.
+		ddl := []byte(rt.latest[tr.dir])
+		if tr.pinned {
+			ddl = []byte(tr.ddl) // as the user wrote it
+		}
+		p := filepath.Join(cfg.OutDir, tr.dir, SchemaFile)
+		if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, ddl) {
 			continue
 		}
-		ddl := []byte(t.DDL(nil))
-		base := filepath.Join(cfg.OutDir, route.Dir(tr.key.Namespace, tr.key.Name))
-		dirs := []string{base}
-		if t.Version > 1 {
-			dirs = append(dirs, filepath.Join(base, "v"+strconv.Itoa(t.Version)))
-		}
-		for _, d := range dirs {
-			p := filepath.Join(d, SchemaFile)
-			if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, ddl) {
-				continue
-			}
-			if err := writer.WriteAtomic(p, ddl); err != nil {
-				return err
-			}
+		if err := writer.WriteAtomic(p, ddl); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -247,7 +289,7 @@ func inferFile(cfg *Config, f reader.File, idx int, format *decode.Format, schem
 // detect tells an input's format from the lines of its first chunk.
 func detect(cfg *Config, f reader.File, ch reader.Chunk) (*decode.Format, bool, error) {
 	if cfg.Format != nil {
-		return cfg.Format, cfg.Options.SchemaInclude, nil
+		return cfg.Format, cfg.OptionsFor(cfg.Format).SchemaInclude, nil
 	}
 	var lines [][]byte
 	ch.Lines(func(l []byte, _ reader.Pos) bool {
@@ -283,8 +325,9 @@ type taggedRec struct {
 
 // tableDecoder is a worker's decoder of one table snapshot.
 type tableDecoder struct {
-	b   *arrowconv.Builder
-	dec decode.Decoder
+	b    *arrowconv.Builder
+	dec  decode.Decoder
+	opts decode.Options
 }
 
 // routedDecoders are a worker's decoders, by table snapshot and strictness.
@@ -305,10 +348,13 @@ func (rd *routedDecoders) get(cfg *Config, tr *tableRun, format *decode.Format, 
 	if td := rd.byID[k]; td != nil {
 		return td, nil
 	}
-	opts := tr.opts
+	opts := cfg.OptionsFor(format)
 	opts.SchemaInclude = schemaInclude
-	if !tr.pinned && tr.id >= 0 {
-		opts.Producer, opts.CaseInsensitive = true, opts.CaseInsensitive || !cfg.Options.Producer && true
+	switch {
+	case !tr.pinned && tr.id >= 0:
+		opts.Producer = true
+	case tr.semantics != "":
+		opts.Producer = tr.semantics == "producer"
 	}
 	if err := opts.Check(format); err != nil {
 		return nil, err
@@ -323,7 +369,7 @@ func (rd *routedDecoders) get(cfg *Config, tr *tableRun, format *decode.Format, 
 		b.Release()
 		return nil, err
 	}
-	td := &tableDecoder{b: b, dec: dec}
+	td := &tableDecoder{b: b, dec: dec, opts: opts}
 	if rd.byID == nil {
 		rd.byID = map[[2]int]*tableDecoder{}
 	}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -43,16 +44,20 @@ type convertOpts struct {
 	settle                                    time.Duration
 	logFormat                                 string
 	semantics, columnCase, sourceTZ           string
+	includeTable, excludeTable, ddlDir        string
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.StringVar(&o.format, "format", "", "input format: "+strings.Join(decode.FormatNames(), ", "))
-	fs.StringVar(&o.schema, "schema", "", "Flink SQL column list, e.g. \"id BIGINT, name STRING\"")
+	fs.StringVar(&o.format, "format", "", "input format: "+strings.Join(decode.FormatNames(), ", ")+" (without a schema: detected per input when not given)")
+	fs.StringVar(&o.schema, "schema", "", "Flink SQL column list, e.g. \"id BIGINT, name STRING\" (without --schema or --ddl: each source table is routed to outputs of its own with an inferred schema)")
 	fs.StringVar(&o.semantics, "semantics", "", "flink (default with a schema): decode exactly as Flink; producer: decode each value as its producer meant it, control messages counted (docs/producer-semantics.md)")
 	fs.StringVar(&o.columnCase, "column-case", "", "sensitive (Flink) or insensitive (the producer default): match row keys to columns ignoring case when no key matches exactly")
 	fs.StringVar(&o.sourceTZ, "source-time-zone", "", "producer semantics: the zone of wall-clock text read into TIMESTAMP_LTZ (MySQL TIMESTAMP columns), an IANA name (default UTC)")
 	fs.StringVar(&o.ddl, "ddl", "", "file holding a Flink CREATE TABLE statement (instead of --schema)")
+	fs.StringVar(&o.includeTable, "include-table", "", "keep only messages of tables whose \"namespace.table\" this Go RE2 expression matches whole")
+	fs.StringVar(&o.excludeTable, "exclude-table", "", "drop messages of tables whose \"namespace.table\" this Go RE2 expression matches whole (counted as filtered)")
+	fs.StringVar(&o.ddlDir, "ddl-dir", "", "without --schema: a directory of <namespace>.<table>.sql CREATE TABLE files that pin those tables' schemas (others are inferred)")
 	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable); --KEY=VALUE works too")
 	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
 	fs.BoolVar(&o.mergeUpdates, "merge-updates", false, "re-encoding: write a -U row followed by its +U row as one native update message (Flink writes a delete and an insert)")
@@ -201,7 +206,7 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 		log, _ := newLogger("json", stderr)
 		attrs := []any{"files", st.Files, "lines", st.Lines, "messages", st.Messages, "blank", st.Blank, "ddl", st.DDL,
 			"filtered", st.Filtered, "dropped", st.Dropped, "control", st.Control, "zero_dates", st.ZeroDates, "truncates", len(st.Truncates),
-			"nulled", st.Nulled, "skipped", st.Skipped, "failed", st.Failed,
+			"nulled", st.Nulled, "skipped", st.Skipped, "failed", st.Failed, "schema_changes", len(st.SchemaChanges),
 			"insert", st.Rows[0], "update_before", st.Rows[1], "update_after", st.Rows[2], "delete", st.Rows[3]}
 		if err != nil {
 			log.Error("summary", append(attrs, "error", err.Error())...)
@@ -225,6 +230,18 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 	}
 	fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped%s; rows +I %d, -U %d, +U %d, -D %d",
 		st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, st.Dropped, control, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
+	if cfg.Schema == nil {
+		tables := map[string]bool{}
+		for _, f := range st.PerFile {
+			for _, t := range f.Tables {
+				tables[t.Table] = true
+			}
+		}
+		fmt.Fprintf(stderr, "; %d tables", len(tables))
+		if n := len(st.SchemaChanges); n > 0 {
+			fmt.Fprintf(stderr, ", %d schema changes (listed in --report)", n)
+		}
+	}
 	if st.ZeroDates > 0 {
 		fmt.Fprintf(stderr, "; %d zero dates nulled", st.ZeroDates)
 	}
@@ -251,6 +268,14 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 		fmt.Fprintf(stderr, " (--dead-letter DIR keeps them)")
 	}
 	fmt.Fprintln(stderr)
+	const shown = 10
+	for i, c := range st.SchemaChanges {
+		if i == shown {
+			fmt.Fprintf(stderr, "cdcetl: ... and %d more schema changes (--report lists them all)\n", len(st.SchemaChanges)-shown)
+			break
+		}
+		fmt.Fprintf(stderr, "cdcetl: schema change: %s at %s:%d: %s\n", c.Table, c.File, c.Line, c.Change)
+	}
 }
 
 // buildConfig turns flags (and a DDL file) into a pipeline configuration,
@@ -294,10 +319,13 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 				if o.sourceTZ == "" {
 					o.sourceTZ = v
 				}
+			case "cdcetl.namespace", "cdcetl.table", "cdcetl.schema-version":
+				// Written by 'cdcetl inspect': the table the DDL is of
+				// (its rows are the only ones kept) and its version.
 			default:
 				if strings.HasPrefix(k, "cdcetl.") {
-					return cfg, nil, usagef("--ddl: unknown WITH key '%s'%s (cdcetl's keys: cdcetl.semantics, cdcetl.column-case, cdcetl.source-time-zone)", k,
-						didYouMean(k, []string{"cdcetl.semantics", "cdcetl.column-case", "cdcetl.source-time-zone"}))
+					return cfg, nil, usagef("--ddl: unknown WITH key '%s'%s (cdcetl's keys: %s)", k,
+						didYouMean(k, ddlKeys), strings.Join(ddlKeys, ", "))
 				}
 				kv[k] = v
 			}
@@ -306,8 +334,15 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		if schema, err = arrowconv.ParseColumns(o.schema); err != nil {
 			return cfg, nil, err
 		}
-	default:
-		return cfg, nil, usagef("--schema or --ddl is required")
+	}
+	routed := schema == nil
+	if schema != nil {
+		// A DDL 'cdcetl inspect' wrote names its table: keep only its rows.
+		ns, hasNS := schema.Options["cdcetl.namespace"]
+		tbl, hasTbl := schema.Options["cdcetl.table"]
+		if hasNS && hasTbl && o.includeTable == "" {
+			o.includeTable = regexp.QuoteMeta(ns + "." + tbl)
+		}
 	}
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return cfg, nil, usagef("--log-format %q: want text or json", o.logFormat)
@@ -320,12 +355,15 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 			return cfg, nil, usagef("--%s %d: want a number of at least 1", n.flag, n.v)
 		}
 	}
-	if o.format == "" {
-		return cfg, nil, usagef("--format is required (%s)", strings.Join(decode.FormatNames(), ", "))
-	}
-	f, ok := decode.Lookup(o.format)
-	if !ok {
-		return cfg, nil, usagef("unknown format %q%s (%s)", o.format, didYouMean(o.format, decode.FormatNames()), strings.Join(decode.FormatNames(), ", "))
+	var f *decode.Format
+	switch {
+	case o.format != "":
+		var ok bool
+		if f, ok = decode.Lookup(o.format); !ok {
+			return cfg, nil, usagef("unknown format %q%s (%s)", o.format, didYouMean(o.format, decode.FormatNames()), strings.Join(decode.FormatNames(), ", "))
+		}
+	case !routed:
+		return cfg, nil, usagef("--format is required with --schema or --ddl (%s); without a schema each input's format is detected", strings.Join(decode.FormatNames(), ", "))
 	}
 	for _, opt := range o.options {
 		k, v, ok := strings.Cut(opt, "=")
@@ -334,9 +372,25 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 		kv[k] = v
 	}
+	// The formats whose options apply: the one given, or (detected) all.
+	formats := []*decode.Format{f}
+	if f == nil {
+		formats = nil
+		for _, n := range decode.FormatNames() {
+			ff, _ := decode.Lookup(n)
+			formats = append(formats, ff)
+		}
+	}
 	foreignKeys := map[string]bool{}
 	for k := range kv {
-		if !strings.HasPrefix(k, f.Name+".") && k != "format" {
+		if k == "format" {
+			continue
+		}
+		owned := false
+		for _, ff := range formats {
+			owned = owned || strings.HasPrefix(k, ff.Name+".")
+		}
+		if !owned {
 			foreignKeys[k] = true
 		}
 	}
@@ -358,37 +412,37 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	if o.deadLetter != "" {
 		// Setting messages aside only makes sense when they are skipped.
-		kv[f.Name+".ignore-parse-errors"] = "true"
-	}
-	opts, err := decode.ParseOptions(f, kv, false)
-	if err != nil {
-		return cfg, nil, err
-	}
-	switch o.semantics {
-	case "", "flink":
-	case "producer":
-		opts.Producer, opts.CaseInsensitive = true, true
-	default:
-		return cfg, nil, usagef("--semantics %q: want flink or producer", o.semantics)
-	}
-	switch o.columnCase {
-	case "":
-	case "sensitive", "insensitive":
-		opts.CaseInsensitive = o.columnCase == "insensitive"
-	default:
-		return cfg, nil, usagef("--column-case %q: want sensitive or insensitive", o.columnCase)
-	}
-	if o.sourceTZ != "" {
-		if !opts.Producer {
-			return cfg, nil, usagef("--source-time-zone applies only with --semantics producer (Flink reads TIMESTAMP_LTZ text only with a Z)")
+		for _, ff := range formats {
+			kv[ff.Name+".ignore-parse-errors"] = "true"
 		}
-		loc, err := time.LoadLocation(o.sourceTZ)
+	}
+	if routed {
+		switch o.semantics {
+		case "":
+			// Inferred schemas hold the producer's types.
+			o.semantics = "producer"
+		case "flink":
+			return cfg, nil, usagef("--semantics flink needs a schema: inferred schemas hold the producer's types and decode under producer semantics (give --schema or --ddl to decode exactly as Flink, or pin tables with --ddl-dir files holding 'cdcetl.semantics' = 'flink')")
+		}
+	}
+	perFormat := map[string]decode.Options{}
+	var opts decode.Options
+	for _, ff := range formats {
+		fo, err := decode.ParseOptions(ff, kv, false)
 		if err != nil {
-			return cfg, nil, usagef("--source-time-zone %q: %v (use an IANA name such as Europe/Berlin, or UTC)", o.sourceTZ, err)
+			return cfg, nil, err
 		}
-		opts.SourceTZ = loc
+		if err := applySemantics(o, &fo); err != nil {
+			return cfg, nil, err
+		}
+		if err := fo.Check(ff); err != nil {
+			return cfg, nil, err
+		}
+		perFormat[ff.Name] = fo
 	}
-	if err := opts.Check(f); err != nil {
+	if f != nil {
+		opts = perFormat[f.Name]
+	} else if err := applySemantics(o, &opts); err != nil {
 		return cfg, nil, err
 	}
 	var targetOpts decode.Options
@@ -397,7 +451,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		// With the same format on both sides, schema-include belongs to the
 		// decoding side (Flink's encoder never writes it).
 		tkv := kv
-		if target == f {
+		if target == f || f == nil {
 			tkv = map[string]string{}
 			for k, v := range kv {
 				if k != f.Name+".schema-include" {
@@ -423,10 +477,15 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		if f == nil {
+			return cfg, nil, usagef("option %s belongs to no format (keys are written FORMAT.KEY, FORMAT one of %s)", strings.Join(keys, ", "), strings.Join(decode.FormatNames(), ", "))
+		}
 		return cfg, nil, usagef("option %s does not belong to format %s (keys are written %s.KEY)", strings.Join(keys, ", "), f.Name, f.Name)
 	}
-	if err := f.CheckSchema(schema); err != nil {
-		return cfg, nil, err
+	if schema != nil {
+		if err := f.CheckSchema(schema); err != nil {
+			return cfg, nil, err
+		}
 	}
 	if to == pipeline.ToParquet && o.out == "" {
 		return cfg, nil, usagef("--to parquet needs -o DIR")
@@ -475,10 +534,68 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if o.onSuccess != "keep" && o.out == "" {
 		return cfg, nil, usagef("--on-success %s needs -o DIR (outputs and journal must be on disk first)", o.onSuccess)
 	}
+	if f == nil {
+		cfg.FormatOptions = perFormat
+	}
+	for _, t := range []struct {
+		flag, expr string
+		re   **regexp.Regexp
+	}{{"include-table", o.includeTable, &cfg.IncludeTable}, {"exclude-table", o.excludeTable, &cfg.ExcludeTable}} {
+		if t.expr == "" {
+			continue
+		}
+		re, err := pipeline.FullMatch(t.expr)
+		if err != nil {
+			return cfg, nil, usagef("--%s %q: %v (a Go RE2 expression the whole \"namespace.table\" must match, e.g. 'shop\\.(orders|items)')", t.flag, t.expr, err)
+		}
+		*t.re = re
+	}
+	if o.ddlDir != "" {
+		if !routed {
+			return cfg, nil, usagef("--ddl-dir pins tables of a conversion without a schema; drop --schema/--ddl, or drop --ddl-dir")
+		}
+		if st, err := os.Stat(o.ddlDir); err != nil || !st.IsDir() {
+			return cfg, nil, usagef("--ddl-dir %s: not a directory (want a directory of <namespace>.<table>.sql files, as 'cdcetl inspect --ddl-out' writes)", o.ddlDir)
+		}
+		cfg.DDLDir = o.ddlDir
+	}
 	cfg.Parquet.RowGroupRows = o.rowGroupRows
 	cfg.Parquet.PlainStrings = !o.dictionary
 	cfg.Parquet.PlainIntegers = !o.delta
 	return cfg, paths, nil
+}
+
+// ddlKeys are cdcetl's WITH keys in a --ddl file.
+var ddlKeys = []string{"cdcetl.semantics", "cdcetl.column-case", "cdcetl.source-time-zone", "cdcetl.namespace", "cdcetl.table", "cdcetl.schema-version"}
+
+// applySemantics sets --semantics, --column-case and --source-time-zone
+// on one format's options.
+func applySemantics(o *convertOpts, opts *decode.Options) error {
+	switch o.semantics {
+	case "", "flink":
+	case "producer":
+		opts.Producer, opts.CaseInsensitive = true, true
+	default:
+		return usagef("--semantics %q: want flink or producer", o.semantics)
+	}
+	switch o.columnCase {
+	case "":
+	case "sensitive", "insensitive":
+		opts.CaseInsensitive = o.columnCase == "insensitive"
+	default:
+		return usagef("--column-case %q: want sensitive or insensitive", o.columnCase)
+	}
+	if o.sourceTZ != "" {
+		if !opts.Producer {
+			return usagef("--source-time-zone applies only with --semantics producer (Flink reads TIMESTAMP_LTZ text only with a Z)")
+		}
+		loc, err := time.LoadLocation(o.sourceTZ)
+		if err != nil {
+			return usagef("--source-time-zone %q: %v (use an IANA name such as Europe/Berlin, or UTC)", o.sourceTZ, err)
+		}
+		opts.SourceTZ = loc
+	}
+	return nil
 }
 
 // report is what --report writes: the truth about one run.
