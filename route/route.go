@@ -6,6 +6,9 @@
 // The escaping is reversible ([Segment], [Unsegment]):
 //
 //   - bytes a-z, 0-9, '_' and '-' stay; '.' stays except first in a segment;
+//   - a non-ASCII letter or digit without case that normalization leaves
+//     alone (Chinese, Japanese kana and kanji, Thai, ...) stays, so such
+//     names stay readable; other non-ASCII bytes are %xx;
 //   - an upper-case letter is written lower-case after '^' ("MyTable" is
 //     "^my^table"), and a name with upper-case letters and no lower-case
 //     ones is written lower-case after "^^" ("SCOTT" is "^^scott"), so that
@@ -27,8 +30,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/zeebo/xxh3"
+	"golang.org/x/text/unicode/norm"
 )
 
 // MaxSegment is the longest segment written: room below the 255-byte
@@ -59,6 +65,16 @@ func Segment(name string) string {
 				b.WriteByte('^')
 			}
 			b.WriteByte(c + 'a' - 'A')
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(name[i:])
+			if r != utf8.RuneError && keepRune(r) {
+				b.WriteString(name[i : i+size])
+			} else {
+				for _, x := range []byte(name[i : i+size]) {
+					fmt.Fprintf(&b, "%%%02x", x)
+				}
+			}
+			i += size - 1
 		default:
 			fmt.Fprintf(&b, "%%%02x", c)
 		}
@@ -76,12 +92,26 @@ func Segment(name string) string {
 	if len(s) > MaxSegment {
 		sum := xxh3.HashString128(name).Bytes()
 		cut := MaxSegment - 17
-		for cut > 0 && (s[cut-1] == '%' || s[cut-1] == '^' || cut >= 2 && s[cut-2] == '%') {
+		for cut > 0 && (s[cut-1] == '%' || s[cut-1] == '^' || cut >= 2 && s[cut-2] == '%' || !utf8.RuneStart(s[cut])) {
 			cut-- // never cut an escape in two
 		}
 		s = s[:cut] + "~" + hex.EncodeToString(sum[:8])
 	}
 	return s
+}
+
+// keepRune reports whether a non-ASCII rune can stay as it is: a letter
+// or digit without case (CJK, most scripts without capitals), so file
+// systems that ignore case cannot make two names one, and one that
+// composition and decomposition leave alone, so file systems that
+// normalize names (HFS+ decomposes, some store composed) cannot either.
+// Everything else is %xx per byte, as ASCII punctuation is.
+func keepRune(r rune) bool {
+	if !unicode.IsLetter(r) && !unicode.IsDigit(r) || unicode.SimpleFold(r) != r {
+		return false
+	}
+	s := string(r)
+	return norm.NFC.IsNormalString(s) && norm.NFD.IsNormalString(s) && norm.NFKC.IsNormalString(s)
 }
 
 // isDevice reports whether s (before its first '.') is a Windows device

@@ -4,6 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // TestSegmentHostileNames: names from the data never leave the output
@@ -32,6 +35,12 @@ func TestSegmentHostileNames(t *testing.T) {
 		{"100%", "100%25"},
 		{"a^b", "a%5eb"},
 		{"a~b", "a%7eb"},
+		{"商店", "商店"},
+		{"客户_2", "客户_2"},
+		{"ÜBER", "^^%c3%9cber"},
+		{"한국", "%ed%95%9c%ea%b5%ad"}, // Hangul decomposes under NFD (HFS+)
+		{"\uf900", "%ef%a4%80"},            // a CJK compatibility ideograph: NFC changes it
+		{"\xff\xfe", "%ff%fe"},
 	} {
 		got := Segment(tt.name)
 		if got != tt.want {
@@ -52,7 +61,7 @@ func TestSegmentHostileNames(t *testing.T) {
 // elements below the output directory, differ (ignoring case, as some
 // file systems do) when the names differ, and decode back.
 func FuzzSegment(f *testing.F) {
-	for _, s := range []string{"products", "Products", "..", "a/b", "CON", "_x", "", "%", "^^a", strings.Repeat("é", 150)} {
+	for _, s := range []string{"products", "Products", "..", "a/b", "CON", "_x", "", "%", "^^a", strings.Repeat("é", 150), "商店", strings.Repeat("客", 100), "한국"} {
 		f.Add(s, strings.ToUpper(s))
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
@@ -70,6 +79,14 @@ func FuzzSegment(f *testing.F) {
 		}
 		if a != b && strings.EqualFold(sa, sb) {
 			t.Fatalf("%q and %q share the segment %q (ignoring case)", a, b, sa)
+		}
+		if a != b && (norm.NFD.String(sa) == norm.NFD.String(sb) || norm.NFC.String(sa) == norm.NFC.String(sb)) {
+			t.Fatalf("%q and %q have segments %q and %q that normalize alike", a, b, sa, sb)
+		}
+		for _, s := range []string{sa, sb} {
+			if !utf8.ValidString(s) {
+				t.Fatalf("segment %q is not UTF-8", s)
+			}
 		}
 		for _, x := range []struct{ name, seg string }{{a, sa}, {b, sb}} {
 			if strings.Contains(x.seg, "~") {
