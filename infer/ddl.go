@@ -63,6 +63,9 @@ func (t *Table) DDL(with map[string]string) string {
 	if t.Version > 1 {
 		opts["cdcetl.schema-version"] = strconv.Itoa(t.Version)
 	}
+	if t.SchemaInclude {
+		opts[t.Format+".schema-include"] = "true"
+	}
 	for k, v := range with {
 		opts[k] = v
 	}
@@ -106,6 +109,7 @@ func LoadTable(text string) (*Table, error) {
 		t.Version = v
 	}
 	t.PrimaryKey = s.PrimaryKey
+	t.SchemaInclude = s.Options[t.Format+".schema-include"] == "true"
 	for i, f := range s.Columns {
 		if f.MetadataKey != "" {
 			continue // Extra, added again on use

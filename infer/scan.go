@@ -27,6 +27,10 @@ type Evidence struct {
 	LastPosition    string
 	lastTypes       []byte // the last type object taken (mysqlType, schema), to skip repeats
 	keyOnlyBefore   []string
+	// deletes and keyOnlyDeletes count delete before images, and those
+	// with columns NULL: only when every one is, is it a key-only image
+	// (a full image may hold NULLs of its own).
+	deletes, keyOnlyDeletes int
 }
 
 // colEvidence is what one input said of one column.
@@ -402,15 +406,25 @@ func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 	case "d":
 		e.Rows[3]++
 	}
-	if len(e.keyOnlyBefore) > 0 && len(e.PrimaryKey) == 0 {
-		e.PrimaryKey = append([]string(nil), e.keyOnlyBefore...)
+}
+
+// primaryKey is the key the messages name, or the one key-only before
+// images show.
+func (e *Evidence) primaryKey() []string {
+	if len(e.PrimaryKey) > 0 {
+		return e.PrimaryKey
 	}
+	if e.deletes > 0 && e.keyOnlyDeletes == e.deletes {
+		return e.keyOnlyBefore
+	}
+	return nil
 }
 
 // keyOnly notes a delete's before image with some columns NULL: the ones
 // set are the key (Postgres REPLICA IDENTITY DEFAULT sends only the key).
 // The key is the columns set in every such image.
 func (e *Evidence) keyOnly(row []byte) {
+	e.deletes++
 	var set []string
 	nulls := 0
 	jsonparser.ObjectEach(row, func(k, _ []byte, t jsonparser.ValueType, _ int) error {
@@ -424,6 +438,7 @@ func (e *Evidence) keyOnly(row []byte) {
 	if nulls == 0 || len(set) == 0 {
 		return
 	}
+	e.keyOnlyDeletes++
 	if e.keyOnlyBefore == nil {
 		e.keyOnlyBefore = set
 		return

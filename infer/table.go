@@ -65,8 +65,11 @@ type Table struct {
 	// Version counts incompatible changes: outputs of version n > 1 go to
 	// "v<n>/" below the table's directory.
 	Version int
-	Changes []Change
-	byName  map[string]*Column
+	// SchemaInclude: Debezium messages with the schema/payload envelope
+	// (the DDL says 'debezium-json.schema-include' = 'true').
+	SchemaInclude bool
+	Changes       []Change
+	byName        map[string]*Column
 }
 
 // NewTable starts an empty table.
@@ -125,8 +128,8 @@ func (t *Table) Merge(e *Evidence, path string) []Change {
 		changes = append(changes, c)
 		t.Changes = append(t.Changes, c)
 	}
-	if len(t.PrimaryKey) == 0 && len(e.PrimaryKey) > 0 {
-		t.PrimaryKey = append([]string(nil), e.PrimaryKey...)
+	if pk := e.primaryKey(); len(t.PrimaryKey) == 0 && len(pk) > 0 {
+		t.PrimaryKey = append([]string(nil), pk...)
 	}
 	hadColumns := len(t.Columns) > 0
 	cols := make([]*colEvidence, 0, len(e.cols))
@@ -263,6 +266,9 @@ func (ts *Tables) Merge(ev *FileEvidence, path string) []Change {
 		if t == nil {
 			t = NewTable(k, ts.Format)
 			ts.Put(t)
+		}
+		if ev.opts.SchemaInclude {
+			t.SchemaInclude = true
 		}
 		changes = append(changes, t.Merge(e, path)...)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -145,5 +146,34 @@ func TestOutputNotWritable(t *testing.T) {
 	_, err := Run(context.Background(), cfg, []string{in})
 	if !errors.Is(err, syscall.ENOTDIR) {
 		t.Errorf("err = %v, want ENOTDIR", err)
+	}
+}
+
+// TestKeepGoingManyChunks: files that fail in their first chunk, each of
+// many chunks, with --keep-going: the chunks still in flight are drained
+// (their slots freed), so the run goes on to the good file instead of
+// waiting forever.
+func TestKeepGoingManyChunks(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in")
+	os.MkdirAll(in, 0o755)
+	var bad strings.Builder
+	bad.WriteString("{not json\n")
+	for r := 0; r < 5000; r++ {
+		fmt.Fprintf(&bad, `{"data":[{"id":"%d","name":"n"}],"type":"INSERT"}`+"\n", r)
+	}
+	for i := 0; i < 4; i++ {
+		os.WriteFile(filepath.Join(in, fmt.Sprintf("a%d-bad.json", i)), []byte(bad.String()), 0o644)
+	}
+	os.WriteFile(filepath.Join(in, "b-good.json"), []byte(`{"data":[{"id":"1","name":"x"}],"type":"INSERT"}`+"\n"), 0o644)
+	cfg := canalConfig(t, 2)
+	cfg.To, cfg.OutDir, cfg.KeepGoing, cfg.ChunkSize = ToParquet, t.TempDir(), true, 1024
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := Run(ctx, cfg, []string{in})
+	if !errors.Is(err, ErrPartial) || st.Failed != 4 || st.Files != 5 {
+		t.Fatalf("err = %v, %d of %d files failed; want ErrPartial, 4 of 5", err, st.Failed, st.Files)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.OutDir, "b-good.json.parquet")); err != nil {
+		t.Errorf("the good file: %v", err)
 	}
 }

@@ -34,6 +34,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -61,6 +62,9 @@ type Config struct {
 	// IncludeTable and ExcludeTable, when set, keep only the messages whose
 	// "namespace.table" the one fully matches and the other does not.
 	IncludeTable, ExcludeTable *regexp.Regexp
+	// OnlyTable, when set, keeps only the messages of that one table (a
+	// DDL naming its table with 'cdcetl.namespace' and 'cdcetl.table').
+	OnlyTable *TableKey
 	// DDLDir holds CREATE TABLE files ("<namespace>.<table>.sql") that pin
 	// those tables' schemas in a routed conversion.
 	DDLDir string
@@ -118,6 +122,9 @@ type Config struct {
 	Version, Build string
 }
 
+// TableKey names a source table: namespace and name.
+type TableKey = infer.Key
+
 // OptionsFor returns the options inputs of format f decode with.
 func (c *Config) OptionsFor(f *decode.Format) decode.Options {
 	if c.Format == nil && f != nil {
@@ -171,6 +178,9 @@ func (c *Config) Conversion() Conversion {
 				}
 			}
 		}
+	}
+	if c.OnlyTable != nil {
+		m["table"] = c.OnlyTable.Namespace + "." + c.OnlyTable.Name
 	}
 	if c.IncludeTable != nil {
 		m["include-table"] = c.IncludeTable.String()
@@ -577,7 +587,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	g.Go(func() error {
 		defer close(r.jobs)
 		for i, f := range files {
-			fr := &fileRun{idx: order[i], file: f, key: keys[i], stem: stems[i], results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1)}
+			fr := &fileRun{idx: order[i], file: f, key: keys[i], stem: stems[i], results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{})}
 			if streams != nil {
 				fr.stream = streams[i]
 			}

@@ -68,6 +68,10 @@ type fileRun struct {
 	info    decode.FileInfo
 	results chan chunkResult // unordered; never blocks (one slot per token)
 	fed     chan int         // the number of chunks, once all are fed
+	sent    int              // chunks handed to the workers (the feeder's; read after fed)
+	// stop is closed by the assembler when it gives the input up (it
+	// failed): the feeder stops, and what is in flight is drained.
+	stop chan struct{}
 	w       writer.Writer    // file output, or nil
 	stream  chan taggedRec
 	recycle func([]byte)
@@ -148,6 +152,7 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 		}
 	}
 	seq := 0
+feeding:
 	for {
 		var ch reader.Chunk
 		if len(ahead) > 0 {
@@ -155,6 +160,8 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 		} else {
 			select {
 			case r.tokens <- struct{}{}:
+			case <-fr.stop:
+				break feeding
 			case <-ctx.Done():
 				// The assembler must see the file as failed, not as complete.
 				fr.feedErr = ctx.Err()
@@ -169,12 +176,18 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 		}
 		select {
 		case r.jobs <- chunkJob{fr, seq, ch}:
+		case <-fr.stop:
+			chunks.Recycle(ch.Data)
+			<-r.tokens
+			releaseAhead(r, chunks, ahead)
+			break feeding
 		case <-ctx.Done():
 			fr.feedErr = ctx.Err()
 			fr.fed <- -1
 			return ctx.Err()
 		}
 		seq++
+		fr.sent = seq
 	}
 	if err := chunks.Err(); err != nil {
 		return r.feedFailed(fr, err)
@@ -208,7 +221,7 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 // again is a second attempt at fr's input, with the tables snap, and its
 // own assembler.
 func (r *run) again(ctx context.Context, fr *fileRun, snap map[infer.Key]*tableRun) *fileRun {
-	n := &fileRun{idx: fr.idx, file: fr.file, key: fr.key, stem: fr.stem, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1),
+	n := &fileRun{idx: fr.idx, file: fr.file, key: fr.key, stem: fr.stem, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{}),
 		format: fr.format, schemaInclude: fr.schemaInclude, tables: snap, stream: fr.stream}
 	if snap == nil {
 		n.tables = fr.tables // the input fails as it is; this attempt reports it
@@ -344,7 +357,7 @@ func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder,
 		}
 	}
 	sampled := 0
-	filtering := cfg.IncludeTable != nil || cfg.ExcludeTable != nil
+	filtering := cfg.IncludeTable != nil || cfg.ExcludeTable != nil || cfg.OnlyTable != nil
 	job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
 		res.st.Lines++
 		res.st.Bytes += int64(len(msg)) + 1
@@ -502,17 +515,9 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 	defer func() { err = r.finish(fr, st, err) }()
 	pending := map[int]chunkResult{}
 	next, total := 0, -1
-	release := func(res chunkResult) {
-		for _, rec := range res.recs {
-			rec.Release()
-		}
-		for _, t := range res.tagged {
-			t.rec.Release()
-		}
-	}
 	defer func() {
-		for _, res := range pending {
-			release(res)
+		if err != nil {
+			r.drain(ctx, fr, pending, next, total)
 		}
 	}()
 	for total < 0 || next < total {
@@ -521,6 +526,7 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 			pending[res.seq] = res
 		case n := <-fr.fed:
 			if n < 0 {
+				total = fr.sent
 				return fr.feedErr
 			}
 			total = n
@@ -568,6 +574,46 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 		}
 	}
 	return nil
+}
+
+// release frees a chunk result's batches.
+func release(res chunkResult) {
+	for _, rec := range res.recs {
+		rec.Release()
+	}
+	for _, t := range res.tagged {
+		t.rec.Release()
+	}
+}
+
+// drain is an assembler's end when its input failed: the feeder stops,
+// and every chunk result still pending or in flight is freed with its
+// token (otherwise the tokens are gone and the run stalls). received is
+// the number of results taken so far, total the number of chunks fed
+// (-1 while unknown).
+func (r *run) drain(ctx context.Context, fr *fileRun, pending map[int]chunkResult, received, total int) {
+	close(fr.stop)
+	for seq, res := range pending {
+		release(res)
+		<-r.tokens
+		delete(pending, seq)
+		received++
+	}
+	for total < 0 || received < total {
+		select {
+		case res := <-fr.results:
+			release(res)
+			<-r.tokens
+			received++
+		case n := <-fr.fed:
+			total = n
+			if n < 0 {
+				total = fr.sent
+			}
+		case <-ctx.Done():
+			return // the run is over: nobody waits for tokens
+		}
+	}
 }
 
 // noteValues records which columns of rec hold a value (NullN is kept by

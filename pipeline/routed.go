@@ -66,6 +66,7 @@ type router struct {
 	current map[infer.Key]*tableRun
 	loaded  map[infer.Key]bool
 	latest  map[string]string // by table directory: its latest DDL
+	owner   map[string]infer.Key // by table directory: its table
 	nextID  int
 	// none is the schema-less table of messages that name none (Debezium
 	// heartbeats and transaction markers, TiCDC watermarks).
@@ -73,7 +74,7 @@ type router struct {
 }
 
 func newRouter(cfg *Config) (*router, error) {
-	rt := &router{tables: infer.NewTables(""), pinned: map[infer.Key]*tableRun{}, current: map[infer.Key]*tableRun{}, loaded: map[infer.Key]bool{}, latest: map[string]string{}}
+	rt := &router{tables: infer.NewTables(""), pinned: map[infer.Key]*tableRun{}, current: map[infer.Key]*tableRun{}, loaded: map[infer.Key]bool{}, latest: map[string]string{}, owner: map[string]infer.Key{}}
 	rt.none = &tableRun{id: -1, schema: &arrowconv.Schema{}}
 	if cfg.DDLDir != "" {
 		files, err := filepath.Glob(filepath.Join(cfg.DDLDir, "*.sql"))
@@ -224,6 +225,12 @@ func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string) (map[i
 		}
 		rt.nextID++
 		dir := tableDir(k, t.Version)
+		if o, ok := rt.owner[dir]; ok && o != k {
+			// route's escaping makes this impossible; never write one
+			// table's rows over another's.
+			return nil, nil, fmt.Errorf("tables %s and %s both map to directory %s", o, k, dir)
+		}
+		rt.owner[dir] = k
 		tr := &tableRun{id: rt.nextID, key: k, schema: t.DecodeSchema(), dir: dir, prefix: k.String() + " ", ddl: ddl}
 		rt.current[k] = tr
 		rt.latest[dir] = ddl
@@ -286,7 +293,12 @@ func inferFile(cfg *Config, f reader.File, idx int, format *decode.Format, schem
 	return ev, chunks.Err()
 }
 
-// detect tells an input's format from the lines of its first chunk.
+// detectLines is how many of an input's first lines detection looks at.
+const detectLines = 64
+
+// detect tells an input's format from its first lines: those of its first
+// chunk, or when that holds fewer lines and none tells, the first lines
+// read afresh (large messages, small chunks).
 func detect(cfg *Config, f reader.File, ch reader.Chunk) (*decode.Format, bool, error) {
 	if cfg.Format != nil {
 		return cfg.Format, cfg.OptionsFor(cfg.Format).SchemaInclude, nil
@@ -294,18 +306,48 @@ func detect(cfg *Config, f reader.File, ch reader.Chunk) (*decode.Format, bool, 
 	var lines [][]byte
 	ch.Lines(func(l []byte, _ reader.Pos) bool {
 		lines = append(lines, l)
-		return len(lines) < 64
+		return len(lines) < detectLines
 	})
 	format, schemaInclude, _, err := decode.Detect(lines, ch.FirstLine)
+	if err != nil && len(lines) < detectLines && ch.FirstLine == 1 {
+		if more, rerr := firstLines(cfg, f, detectLines); rerr == nil && len(more) > len(lines) {
+			format, schemaInclude, _, err = decode.Detect(more, 1)
+		}
+	}
 	if err != nil {
 		return nil, false, &reader.PathError{Path: f.Path, Err: err}
 	}
 	return format, schemaInclude, nil
 }
 
+// firstLines reads up to n lines from the start of an input.
+func firstLines(cfg *Config, f reader.File, n int) ([][]byte, error) {
+	chunks, err := reader.OpenChunks(f.Path, f.Path, reader.DefaultChunkSize, cfg.MaxLine)
+	if err != nil {
+		return nil, err
+	}
+	defer chunks.Close()
+	var lines [][]byte
+	for len(lines) < n {
+		ch, ok := chunks.Next()
+		if !ok {
+			break
+		}
+		ch.Lines(func(l []byte, _ reader.Pos) bool {
+			lines = append(lines, bytes.Clone(l))
+			return len(lines) < n
+		})
+		chunks.Recycle(ch.Data)
+	}
+	return lines, chunks.Err()
+}
+
 // tableFilter reports whether a table passes --include-table and
 // --exclude-table (full matches on "namespace.table").
 func tableFilter(cfg *Config, ns, table string) bool {
+	if cfg.OnlyTable != nil && (cfg.OnlyTable.Namespace != ns || cfg.OnlyTable.Name != table) {
+		return false
+	}
 	name := ns + "." + table
 	if cfg.IncludeTable != nil && !cfg.IncludeTable.MatchString(name) {
 		return false

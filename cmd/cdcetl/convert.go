@@ -37,6 +37,7 @@ type convertOpts struct {
 	format, schema, ddl, to, out, compression string
 	options                                   multiFlag
 	workers, batchRows, maxLine, rowGroupRows int
+	chunkSize                                 int
 	quiet, mergeUpdates, envelope             bool
 	cpuProfile, deadLetter, report            string
 	onSuccess, failedDir                      string
@@ -70,6 +71,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.BoolVar(&o.dictionary, "parquet-dictionary", true, "dictionary-encode Parquet string columns (=false: PLAIN, about 5% less CPU, about a third larger files)")
 	fs.BoolVar(&o.delta, "parquet-delta", true, "DELTA_BINARY_PACKED-encode Parquet integer, date, time and timestamp columns (=false: PLAIN, for readers without Parquet 2.0 encodings)")
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "longest message accepted, in bytes")
+	fs.IntVar(&o.chunkSize, "chunk-size", reader.DefaultChunkSize, "bytes per block a file is cut into for parallel decoding (a routed conversion infers an input's schemas from its first block)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no summary on stderr")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (go tool pprof)")
 	fs.StringVar(&o.deadLetter, "dead-letter", "", "directory for one JSONL file per input of the messages that could not be decoded and values that became NULL; turns on ignore-parse-errors (default with -o and ignore-parse-errors: DIR/_dead_letters)")
@@ -336,12 +338,13 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 	}
 	routed := schema == nil
+	var only *pipeline.TableKey
 	if schema != nil {
 		// A DDL 'cdcetl inspect' wrote names its table: keep only its rows.
 		ns, hasNS := schema.Options["cdcetl.namespace"]
 		tbl, hasTbl := schema.Options["cdcetl.table"]
-		if hasNS && hasTbl && o.includeTable == "" {
-			o.includeTable = regexp.QuoteMeta(ns + "." + tbl)
+		if hasNS && hasTbl {
+			only = &pipeline.TableKey{Namespace: ns, Name: tbl}
 		}
 	}
 	if o.logFormat != "text" && o.logFormat != "json" {
@@ -350,7 +353,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	for _, n := range []struct {
 		flag string
 		v    int
-	}{{"workers", o.workers}, {"batch-rows", o.batchRows}, {"row-group-rows", o.rowGroupRows}, {"max-line-size", o.maxLine}} {
+	}{{"workers", o.workers}, {"batch-rows", o.batchRows}, {"row-group-rows", o.rowGroupRows}, {"max-line-size", o.maxLine}, {"chunk-size", o.chunkSize}} {
 		if n.v < 1 {
 			return cfg, nil, usagef("--%s %d: want a number of at least 1", n.flag, n.v)
 		}
@@ -516,7 +519,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	cfg = pipeline.Config{
 		Format: f, Schema: schema, Options: opts, To: to, OutDir: o.out,
-		Workers: o.workers, BatchRows: o.batchRows, MaxLine: o.maxLine, Version: version, Build: buildCommit(),
+		Workers: o.workers, BatchRows: o.batchRows, MaxLine: o.maxLine, ChunkSize: o.chunkSize, Version: version, Build: buildCommit(),
 	}
 	cfg.Parquet.Compression = o.compression
 	cfg.Target, cfg.TargetOptions, cfg.JSONCompression = target, targetOpts, jsonCompression
@@ -537,6 +540,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if f == nil {
 		cfg.FormatOptions = perFormat
 	}
+	cfg.OnlyTable = only
 	for _, t := range []struct {
 		flag, expr string
 		re   **regexp.Regexp

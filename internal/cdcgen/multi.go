@@ -107,7 +107,15 @@ type mtable struct {
 	ver      int // bumps when cols change, for Canal's and Debezium's type maps
 }
 
-func (t *mtable) oggName() string { return strings.ToUpper(t.ns) + "." + strings.ToUpper(t.name) }
+// oggName is the table as GoldenGate names it: SCHEMA.TABLE, upper-case
+// unless quoted in Oracle (the lower-case "con").
+func (t *mtable) oggName() string {
+	name := strings.ToUpper(t.name)
+	if t.name == "con" {
+		name = t.name
+	}
+	return strings.ToUpper(t.ns) + "." + name
+}
 
 func archiveSchema() []*mtable {
 	return []*mtable{

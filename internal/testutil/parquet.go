@@ -75,3 +75,45 @@ func ReadParquet(path string, mem memory.Allocator) ([]string, *arrow.Schema, er
 	}
 	return rows, tbl.Schema(), nil
 }
+
+// ReadColumns reads a Parquet file with pqarrow and returns its column
+// names and, per row, each column's value as --to print renders it
+// (column 0 the row kind).
+func ReadColumns(path string) ([]string, [][]string, error) {
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("testutil: %w", err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1000}, ReadMem)
+	if err != nil {
+		return nil, nil, fmt.Errorf("testutil: %w", err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, nil, fmt.Errorf("testutil: %w", err)
+	}
+	defer tbl.Release()
+	var names []string
+	for _, f := range tbl.Schema().Fields() {
+		names = append(names, f.Name)
+	}
+	tr := array.NewTableReader(tbl, 1000)
+	defer tr.Release()
+	var rows [][]string
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		fmts := make([]func([]byte, arrow.Array, int) []byte, rec.NumCols())
+		for c := range fmts {
+			fmts[c] = writer.ValueFormatter(rec.Schema().Field(c).Type)
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			row := make([]string, rec.NumCols())
+			for c := range row {
+				row[c] = string(fmts[c](nil, rec.Column(c), i))
+			}
+			rows = append(rows, row)
+		}
+	}
+	return names, rows, nil
+}
