@@ -1,7 +1,8 @@
 package decode
 
 import (
-	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/buger/jsonparser"
 
@@ -11,10 +12,16 @@ import (
 // MaxwellPosition is a Maxwell message's position in the binlog:
 // "position" (file:offset), "xid" and "xoffset".
 func MaxwellPosition(root []byte) string {
-	pos, _ := jsonparser.GetString(root, "position")
-	xid, _ := jsonparser.GetInt(root, "xid")
-	xoff, _ := jsonparser.GetInt(root, "xoffset")
-	return fmt.Sprintf("position=%s xid=%d xoffset=%d", pos, xid, xoff)
+	var parts []string
+	if pos, err := jsonparser.GetString(root, "position"); err == nil && pos != "" {
+		parts = append(parts, "position="+pos)
+	}
+	for _, k := range []string{"xid", "xoffset"} {
+		if v, err := jsonparser.GetInt(root, k); err == nil {
+			parts = append(parts, k+"="+strconv.FormatInt(v, 10))
+		}
+	}
+	return strings.Join(parts, " ") // only what the message has (output_binlog_position, xid)
 }
 
 // maxwell decodes maxwell-json (spec §5): "data" is the row, "old" holds the

@@ -594,7 +594,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 			// Writers are made before any chunk is read, so an unwritable
 			// output stops the run before work is done.
 			if streams == nil && r.router == nil {
-				w, out, err := r.newFileWriter(f, fr.stem, cfg.Schema)
+				w, out, err := r.newFileWriter(f, fr.stem, cfg.Schema, cfg.Format, cfg.OnlyTable)
 				if err != nil {
 					return err
 				}
@@ -677,7 +677,10 @@ func newStreamWriter(cfg *Config) (writer.Writer, error) {
 
 // newFileWriter makes the output of one input under its stem; it also
 // returns the output's path relative to OutDir.
-func (r *run) newFileWriter(f reader.File, stem string, schema *arrowconv.Schema) (writer.Writer, string, error) {
+//
+// Parquet outputs record their source, cdcetl's version, the format and,
+// when the rows are one source table's, its namespace and name.
+func (r *run) newFileWriter(f reader.File, stem string, schema *arrowconv.Schema, format *decode.Format, table *TableKey) (writer.Writer, string, error) {
 	cfg := r.cfg
 	rel, _, err := r.outputNames(stem)
 	if err != nil {
@@ -690,8 +693,11 @@ func (r *run) newFileWriter(f reader.File, stem string, schema *arrowconv.Schema
 			"cdcetl.source":  f.Path,
 			"cdcetl.version": cfg.Version,
 		}
-		if cfg.Format != nil {
-			opts.Metadata["cdcetl.format"] = cfg.Format.Name
+		if format != nil {
+			opts.Metadata["cdcetl.format"] = format.Name
+		}
+		if table != nil {
+			opts.Metadata["cdcetl.namespace"], opts.Metadata["cdcetl.table"] = table.Namespace, table.Name
 		}
 		opts.CreatedBy = cfg.createdBy()
 		w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), schema, opts)

@@ -654,7 +654,7 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 	if w == nil {
 		var out string
 		var err error
-		if w, out, err = r.newFileWriter(fr.file, filepath.Join(t.tr.dir, routedStem(fr.stem)), t.tr.schema); err != nil {
+		if w, out, err = r.newFileWriter(fr.file, filepath.Join(t.tr.dir, routedStem(fr.stem)), t.tr.schema, fr.format, &t.tr.key); err != nil {
 			return err
 		}
 		if fr.writers == nil {

@@ -98,9 +98,10 @@ func newRouter(cfg *Config) (*router, error) {
 			if t.Key == (infer.Key{}) {
 				// A DDL written by hand: the table from the file name
 				// "<namespace>.<table>.sql".
+				// "<namespace>.<table>.sql" (DDLFileName), escaped or not.
 				base := strings.TrimSuffix(filepath.Base(p), ".sql")
 				if i := strings.IndexByte(base, '.'); i >= 0 {
-					t.Key = infer.Key{Namespace: base[:i], Name: base[i+1:]}
+					t.Key = infer.Key{Namespace: unescapeName(base[:i]), Name: unescapeName(base[i+1:])}
 				}
 			}
 			sem := s.Options["cdcetl.semantics"]
@@ -151,6 +152,15 @@ func isVersionDir(name string) bool {
 		}
 	}
 	return true
+}
+
+// unescapeName reads a file name part back as DDLFileName wrote it, or as
+// it is when it is no escaped name (written by hand).
+func unescapeName(s string) string {
+	if n, err := route.Unsegment(s); err == nil {
+		return n
+	}
+	return s
 }
 
 // load reads the schema a table kept from an earlier run (its latest

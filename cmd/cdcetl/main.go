@@ -65,6 +65,7 @@ message exactly as Apache Flink's formats do.
 
 Usage:
   cdcetl convert [flags] PATH...           convert files and directories
+  cdcetl inspect [flags] PATH...           formats, tables, inferred schemas
   cdcetl watch [flags] LANDING_DIR -o OUT  convert files as they land
   cdcetl help [TOPIC]                      convert, watch, flags, options, metadata
   cdcetl version
@@ -93,6 +94,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runConvert(ctx, args[1:], stdout, stderr)
 	case "watch":
 		err = runWatch(ctx, args[1:], stdout, stderr)
+	case "inspect":
+		err = runInspect(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		topic := ""
 		if len(args) > 1 {
@@ -112,7 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	default:
-		err = usagef("unknown command %q%s; commands: convert, watch, help, version", args[0], didYouMean(args[0], []string{"convert", "watch", "help", "version"}))
+		err = usagef("unknown command %q%s; commands: convert, inspect, watch, help, version", args[0], didYouMean(args[0], []string{"convert", "inspect", "watch", "help", "version"}))
 	}
 	return exitCode(err, stderr)
 }

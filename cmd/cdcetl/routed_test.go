@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/internal/cdcgen"
 	"github.com/cdcetl/cdcetl/internal/testutil"
+	"github.com/cdcetl/cdcetl/pipeline"
 )
 
 // expectedTables are the schemas a person who knows the producers would
@@ -329,4 +331,96 @@ func dropListed(list string, names []string) string {
 		}
 	}
 	return "[" + strings.Join(keep, ", ") + "]"
+}
+
+// TestInspectRoundTrip: inspect's DDLs reproduce the conversion. For
+// every table, convert --ddl with its DDL gives byte-identical Parquet to
+// the no-schema conversion for the inputs from the table's last schema
+// change on (before it the table had fewer columns or another version);
+// convert --ddl-dir with all of them gives, per table, what --ddl gives.
+func TestInspectRoundTrip(t *testing.T) {
+	for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
+		t.Run(format, func(t *testing.T) {
+			dir := t.TempDir()
+			inputs := writeArchive(t, filepath.Join(dir, "in"), format, 30)
+			ddls := filepath.Join(dir, "ddl")
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"inspect", "--json", "--ddl-out", ddls, filepath.Join(dir, "in")}, &stdout, &stderr); code != 0 {
+				t.Fatalf("inspect: exit %d: %s", code, stderr.String())
+			}
+			var ins struct {
+				Files []struct {
+					Path, Format string
+					Tables       []struct{ Table string }
+				}
+				Tables []struct {
+					Table, Namespace, Name, Dir, DDL string
+					Changes                          []struct{ File string } `json:"schema_changes"`
+				}
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &ins); err != nil {
+				t.Fatalf("%v\n%s", err, stdout.String())
+			}
+			if len(ins.Files) != 3 || len(ins.Tables) != len(expectedTables[format])-1 {
+				t.Fatalf("%d files, %d tables", len(ins.Files), len(ins.Tables))
+			}
+			for _, f := range ins.Files {
+				if f.Format != format {
+					t.Errorf("%s detected as %s", f.Path, f.Format)
+				}
+			}
+			out := filepath.Join(dir, "out")
+			if code := run([]string{"convert", "--quiet", "-o", out, filepath.Join(dir, "in")}, &bytes.Buffer{}, &stderr); code != 0 {
+				t.Fatalf("convert: exit %d: %s", code, stderr.String())
+			}
+			pinned := filepath.Join(dir, "pinned")
+			if code := run([]string{"convert", "--quiet", "--ddl-dir", ddls, "-o", pinned, filepath.Join(dir, "in")}, &bytes.Buffer{}, &stderr); code != 0 {
+				t.Fatalf("convert --ddl-dir: exit %d: %s", code, stderr.String())
+			}
+			for i, tb := range ins.Tables {
+				from := 0 // the first input the table's last schema holds for
+				for _, c := range tb.Changes {
+					if k := slices.Index(inputs, c.File); k > from {
+						from = k
+					}
+				}
+				ddl := filepath.Join(ddls, pipeline.DDLFileName(tb.Namespace, tb.Name))
+				text, err := os.ReadFile(ddl)
+				if err != nil || string(text) != tb.DDL {
+					t.Fatalf("%s: --ddl-out file %s: %v", tb.Table, ddl, err)
+				}
+				one := filepath.Join(dir, fmt.Sprintf("one%d", i))
+				if code := run(append([]string{"convert", "--quiet", "--ddl", ddl, "-o", one}, inputs...), &bytes.Buffer{}, &stderr); code != 0 {
+					t.Fatalf("%s: convert --ddl: exit %d: %s", tb.Table, code, stderr.String())
+				}
+				compared := 0
+				for k, in := range inputs {
+					name := filepath.Base(in) + ".parquet"
+					explicit, err := os.ReadFile(filepath.Join(one, name))
+					if err != nil {
+						t.Fatal(err)
+					}
+					// --ddl-dir pins the table in its first directory.
+					pin, err := os.ReadFile(filepath.Join(pinned, strings.Split(tb.Dir, "/v")[0], name))
+					if err == nil && !bytes.Equal(pin, explicit) {
+						t.Errorf("%s %s: --ddl-dir and --ddl differ", tb.Table, name)
+					}
+					if k < from {
+						continue
+					}
+					routed, err := os.ReadFile(filepath.Join(out, tb.Dir, name))
+					if errors.Is(err, os.ErrNotExist) {
+						continue // the table had no rows in this input
+					}
+					if err != nil || !bytes.Equal(routed, explicit) {
+						t.Errorf("%s %s: the no-schema conversion and --ddl with inspect's DDL differ (%v)", tb.Table, name, err)
+					}
+					compared++
+				}
+				if compared == 0 {
+					t.Errorf("%s: no output compared", tb.Table)
+				}
+			}
+		})
+	}
 }

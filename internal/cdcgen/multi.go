@@ -509,7 +509,7 @@ func (g *mgen) ddl(t *mtable, kind, sql string) {
 			cols = append(cols, d+"}")
 		}
 		def := fmt.Sprintf(`{"database":%s,"charset":"utf8mb4","table":%s,"columns":[%s],"primary-key":[%s]}`, jsonString(t.ns), jsonString(t.name), strings.Join(cols, ","), jsonString(t.pk))
-		g.line(fmt.Sprintf(`{"type":%q,"database":%s,"table":%s,"def":%s,"ts":%d,"sql":%s}`, typ, jsonString(t.ns), jsonString(t.name), def, g.ts, jsonString(sql)))
+		g.line(fmt.Sprintf(`{"type":%q,"database":%s,"table":%s,"def":%s,"ts":%d,"sql":%s}`, typ, jsonString(t.ns), jsonString(t.name), def, g.ts/1000, jsonString(sql)))
 	case "debezium-json":
 		payload := fmt.Sprintf(`{"source":%s,"ts_ms":%d,"databaseName":%s,"schemaName":null,"ddl":%s,"tableChanges":[{"type":%q,"id":%s}]}`,
 			g.source(t), g.ts+35, jsonString(t.ns), jsonString(sql), kind, jsonString(`"`+t.ns+`"."`+t.name+`"`))
