@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cdcetl/cdcetl/internal/cdcgen"
 )
 
 // TestWatchLandingDirectory drops 200 files into a watched landing
@@ -102,5 +104,93 @@ func TestWatchLandingDirectory(t *testing.T) {
 	}
 	if got != bad {
 		t.Errorf("%d bad lines in dead-letter files, want %d", got, bad)
+	}
+}
+
+// TestWatchNoSchema: a watcher with no --format and no --schema, moving
+// converted inputs away (--on-success move) after a settle time, restarted
+// between drifts, keeps every table's schema in its _schema.sql: its
+// outputs are byte for byte what one batch conversion of the same inputs
+// gives, the incompatible change included (v2).
+func TestWatchNoSchema(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real file-system watching")
+	}
+	// Canal's types are in every message; Maxwell's come from values
+	// (and DDL records) merged with what _schema.sql kept.
+	for _, format := range []string{"canal-json", "maxwell-json"} {
+		t.Run(format, func(t *testing.T) { watchNoSchema(t, format) })
+	}
+}
+
+func watchNoSchema(t *testing.T, format string) {
+	dir := t.TempDir()
+	landing, out, done, batch := filepath.Join(dir, "landing"), filepath.Join(dir, "out"), filepath.Join(dir, "done"), filepath.Join(dir, "batch")
+	archive := cdcgen.Archive(format, 30)
+	os.MkdirAll(landing, 0o755)
+	for _, f := range archive {
+		os.WriteFile(filepath.Join(landing, f.Name), f.Data, 0o644)
+	}
+	var stderr bytes.Buffer
+	if code := run([]string{"convert", "--quiet", "-o", batch, landing}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("batch: exit %d: %s", code, stderr.String())
+	}
+	for _, f := range archive {
+		os.Remove(filepath.Join(landing, f.Name))
+	}
+
+	args := []string{"--quiet", "--settle", "200ms", "--on-success", "move=" + done, landing, "-o", out}
+	start := func() (context.CancelFunc, *sync.WaitGroup) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var stderr bytes.Buffer
+			if err := runWatch(ctx, args, io.Discard, &stderr); err != nil {
+				t.Errorf("watch: %v\n%s", err, stderr.String())
+			}
+		}()
+		return cancel, &wg
+	}
+	waitMoved := func(name string) {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(filepath.Join(done, name)); err == nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("%s was not converted and moved", name)
+	}
+	cancel, wg := start()
+	for i, f := range archive {
+		os.WriteFile(filepath.Join(landing, f.Name), f.Data, 0o644)
+		waitMoved(f.Name)
+		if i == 1 {
+			cancel() // restart before the incompatible change
+			wg.Wait()
+			cancel, wg = start()
+		}
+	}
+	cancel()
+	wg.Wait()
+
+	n := 0
+	filepath.WalkDir(batch, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") && !strings.HasSuffix(p, "_schema.sql") {
+			return err
+		}
+		rel, _ := filepath.Rel(batch, p)
+		want, _ := os.ReadFile(p)
+		got, err := os.ReadFile(filepath.Join(out, rel))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: the watcher's differs from the batch conversion's (%v)", rel, err)
+		}
+		n++
+		return nil
+	})
+	if _, err := os.Stat(filepath.Join(out, "inventory", "^order%20^items", "v2", "_schema.sql")); err != nil || n < 20 {
+		t.Errorf("%d files compared; v2: %v", n, err)
 	}
 }
