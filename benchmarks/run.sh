@@ -5,7 +5,12 @@
 # prints a table: MB/s of input, rows/s, peak RSS, output size, the
 # cdcetl/DuckDB ratio, and a bare jsonparser walk as the parse floor; the
 # "producer" rows are cdcetl with --semantics producer (1 worker), their
-# ratio the speed relative to Flink semantics. Each
+# ratio the speed relative to Flink semantics; "noschema" is cdcetl with no
+# --format and no --schema (detected, inferred, routed: one table), its
+# ratio the speed relative to the explicit schema; "schema20" and
+# "tables20" convert the same changelog spread over 20 tables, with one
+# explicit schema (one output) and with none (routed, 20 outputs), the
+# ratio of the latter relative to the former. Each
 # configuration runs RUNS times (default 3), interleaved: MB/s is the best
 # run, the ratio the median of each round's DuckDB time over cdcetl's (the
 # machines here are shared and their speed drifts by tens of percent).
@@ -36,19 +41,22 @@ median_ratio() {
   python3 -c 'import sys,statistics; a=sys.argv[1].split(); b=sys.argv[2].split(); print("%.2f" % statistics.median(float(x)/float(y) for x,y in zip(a,b)))' "$1" "$2"
 }
 
+configs="floor-1 cdcetl-1 cdcetl-2 producer-1 noschema-1 schema20-1 tables20-1 duckdb-1 duckdb-2"
 printf '%-14s %-10s %7s %9s %12s %10s %10s %11s\n' format system threads MB/s rows/s peakRSS output ratio
 for f in canal-json maxwell-json ogg-json debezium-json; do
   in="$dir/$f.jsonl"
   [ -s "$in" ] || "$dir/gen" -format "$f" -mb "$mib" > "$in"
+  in20="$dir/$f-20.jsonl"
+  [ -s "$in20" ] || "$dir/gen" -format "$f" -mb "$mib" -tables 20 > "$in20"
   bytes=$(stat -c %s "$in")
   schema="$("$dir/gen" -format "$f" -schema)"
   # Every configuration runs $runs times, interleaved, so a slow phase of a
   # shared machine hits all of them alike; the best time and the largest
   # RSS are kept.
   declare -A secs rss all
-  for cfg in floor-1 cdcetl-1 cdcetl-2 producer-1 duckdb-1 duckdb-2; do secs[$cfg]=999999; rss[$cfg]=0; all[$cfg]=; done
+  for cfg in $configs; do secs[$cfg]=999999; rss[$cfg]=0; all[$cfg]=; done
   for r in $(seq "$runs"); do
-    for cfg in floor-1 cdcetl-1 cdcetl-2 producer-1 duckdb-1 duckdb-2; do
+    for cfg in $configs; do
       sys=${cfg%-*} t=${cfg#*-}
       out="$dir/out-$cfg"
       rm -rf "$out"; mkdir -p "$out"
@@ -56,23 +64,33 @@ for f in canal-json maxwell-json ogg-json debezium-json; do
         floor) read -r s kb < <(measure "$dir/floor" "$in") ;;
         cdcetl) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in") ;;
         producer) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --semantics producer --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in") ;;
+        noschema) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --workers "$t" -o "$out" "$in") ;;
+        schema20) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in20") ;;
+        tables20) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --workers "$t" -o "$out" "$in20") ;;
         duckdb) read -r s kb < <(measure "$dir/duckpeer" convert "$f" "$in" "$out/duck.parquet" "$t") ;;
       esac
       if (( $(echo "$s < ${secs[$cfg]}" | bc) )); then secs[$cfg]=$s; fi
       all[$cfg]="${all[$cfg]:-} $s"
       (( kb > rss[$cfg] )) && rss[$cfg]=$kb
       if [ "$r" = 1 ] && [ "$sys" != floor ]; then
-        pq="$out/$f.jsonl.parquet"; [ "$sys" = duckdb ] && pq="$out/duck.parquet"
+        pq="$out/$f.jsonl.parquet"
+        case $sys in
+          duckdb) pq="$out/duck.parquet" ;;
+          schema20) pq="$out/$f-20.jsonl.parquet" ;;
+          noschema|tables20) pq="$out/*/*/*.parquet" ;; # routed: a directory per table
+        esac
         "$dir/duckpeer" verify "$pq" > "$dir/verify-$cfg.txt"
-        size[$cfg]=$(stat -c %s "$pq")
+        size[$cfg]=$(cat $pq | wc -c)
       fi
     done
   done
-  rows=$(awk -F'rows=' '{split($2,a," "); n+=a[1]} END {print n}' "$dir/verify-cdcetl-1.txt")
-  for cfg in floor-1 cdcetl-1 cdcetl-2 producer-1 duckdb-1 duckdb-2; do
+  for cfg in $configs; do
     sys=${cfg%-*} t=${cfg#*-}
     s=${secs[$cfg]}
-    mb=$(echo "$bytes/$s/1000000" | bc -l)
+    b=$bytes
+    case $sys in schema20|tables20) b=$(stat -c %s "$in20") ;; esac
+    mb=$(echo "$b/$s/1000000" | bc -l)
+    [ "$sys" = floor ] || rows=$(awk -F'rows=' '{split($2,a," "); n+=a[1]} END {print n}' "$dir/verify-$cfg.txt")
     if [ "$sys" = floor ]; then
       printf '%-14s %-10s %7s %9.1f %12s %8dMiB %10s %11s\n' "$f" jsonparser 1 "$mb" - $((rss[$cfg]/1024)) - -
       continue
@@ -85,10 +103,14 @@ for f in canal-json maxwell-json ogg-json debezium-json; do
       cdcetl-1) ratio="floor×$(median_ratio "${all[cdcetl-1]}" "${all[floor-1]}")" ;;
       cdcetl-2) ratio="×$(median_ratio "${all[cdcetl-1]}" "${all[cdcetl-2]}")" ;;
       producer-1) ratio="flink×$(median_ratio "${all[cdcetl-1]}" "${all[producer-1]}")" ;;
+      noschema-1) ratio="schema×$(median_ratio "${all[cdcetl-1]}" "${all[noschema-1]}")" ;;
+      schema20-1) ratio="-" ;;
+      tables20-1) ratio="schema×$(median_ratio "${all[schema20-1]}" "${all[tables20-1]}")" ;;
     esac
     printf '%-14s %-10s %7s %9.1f %12.0f %8dMiB %8dMiB %11s\n' "$f" "$sys" "$t" "$mb" "$(echo "$rows/$s" | bc -l)" $((rss[$cfg]/1024)) $(( ${size[$cfg]}/1048576 )) "$ratio"
   done
-  for v in cdcetl-2 producer-1 duckdb-1 duckdb-2; do
+  for v in cdcetl-2 producer-1 noschema-1 duckdb-1 duckdb-2; do
     cmp -s "$dir/verify-cdcetl-1.txt" "$dir/verify-$v.txt" || { echo "$f: $v wrote different rows:"; cat "$dir/verify-cdcetl-1.txt" "$dir/verify-$v.txt"; exit 1; }
   done
+  cmp -s "$dir/verify-schema20-1.txt" "$dir/verify-tables20-1.txt" || { echo "$f: tables20-1 wrote different rows:"; cat "$dir/verify-schema20-1.txt" "$dir/verify-tables20-1.txt"; exit 1; }
 done

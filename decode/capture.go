@@ -167,6 +167,11 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 			for j < len(order) && order[j].name != string(k) {
 				j++
 			}
+			if j < pos && level == 0 {
+				// Met before the predicted place: keys in another order,
+				// or a key repeated (Result.Repeated).
+				d.repeated = true
+			}
 			if j == len(order) {
 				idx, ok := d.envIdx[string(k)]
 				if !ok {

@@ -265,13 +265,19 @@ func DebeziumSource(body []byte) (table, position string) {
 	if ns != "" || tbl != "" {
 		table = ns + "." + tbl
 	}
+	return table, DebeziumPosition(src)
+}
+
+// DebeziumPosition is the source position a Debezium source block holds
+// (DebeziumSourcePos's fields that are set).
+func DebeziumPosition(src []byte) string {
 	var parts []string
 	for _, k := range DebeziumSourcePos {
 		if v, vt, _, err := jsonparser.Get(src, k); err == nil && vt != jsonparser.Null {
 			parts = append(parts, k+"="+string(v))
 		}
 	}
-	return table, strings.Join(parts, " ")
+	return strings.Join(parts, " ")
 }
 
 // debeziumEnc writes debezium-json (never with schema-include, as Flink).

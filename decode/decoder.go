@@ -57,6 +57,14 @@ type Result struct {
 	// ZeroDates counts MySQL zero dates ("0000-00-00") that became NULL
 	// (producer semantics).
 	ZeroDates int
+	// Trailing says the message had more than white space after its JSON
+	// object (which decoding ignores, as Jackson does; routing from the
+	// end of a message must then look again: RouteForward).
+	Trailing bool
+	// Repeated says a top-level key may occur twice (one came earlier than
+	// the message's key order had it): decoding keeps the last, and a
+	// router that stopped at the first must look again (RouteForward).
+	Repeated bool
 }
 
 // Decoder turns messages into rows appended to the [arrowconv.Builder] it
@@ -71,6 +79,10 @@ type Decoder interface {
 	// SetFile sets the file the following messages come from, for the
 	// file.* metadata columns.
 	SetFile(FileInfo)
+	// Routed is the source table of the message last decoded, as decoding
+	// read it (the rules of [Route]; escaped when esc); it needs
+	// Options.RouteKeys. The slices are valid until the next Decode.
+	Routed() (ns, table []byte, esc, ok bool)
 }
 
 // FileInfo describes the input file, for the filesystem metadata keys.
@@ -334,6 +346,10 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	d.rowFieldsOf()
 	d.op.bind()
 	d.srcField = -1
+	d.routeDB, d.routeTable = d.field("database"), d.field("table")
+	if opts.RouteKeys && f.Name == "debezium-json" {
+		d.srcField = d.envIdx["source"]
+	}
 	d.markFn = d.markKey // a method value allocates; make it once
 	for i := range d.metas {
 		if err := d.bindMeta(&d.metas[i]); err != nil {
@@ -378,6 +394,10 @@ type base struct {
 	pool         []slot        // captured row slots of the current message
 	captured     []capturedRow // captured row objects, in scan order
 	lastCaptured int
+	trailing     bool // content after the message's JSON object (Result.Trailing)
+	// routeDB and routeTable are the envelope fields Routed reads.
+	routeDB, routeTable field
+	repeated     bool // a top-level key met before its place (Result.Repeated)
 	markFn       func([]byte)
 	before       field // ogg, debezium
 	after        field
@@ -464,6 +484,43 @@ func (d *base) controlled(what string, truncate bool, table, position string) (O
 
 func (d *base) SetFile(fi FileInfo) { d.file = fi }
 
+// Routed implements Decoder from the envelope captured by the last Decode.
+func (d *base) Routed() (ns, table []byte, esc, ok bool) {
+	str := func(s slot) ([]byte, bool) {
+		if s.t != jsonparser.String {
+			return nil, false
+		}
+		return s.v, true
+	}
+	switch d.format.Name {
+	case "canal-json", "maxwell-json":
+		db, ok1 := str(d.get(d.routeDB))
+		tb, ok2 := str(d.get(d.routeTable))
+		return db, tb, hasEscape(db) || hasEscape(tb), ok1 || ok2
+	case "ogg-json":
+		v, ok := str(d.get(d.routeTable))
+		return splitOgg(v, hasEscape(v), ok)
+	case "debezium-json":
+		if d.srcField < 0 || d.env[d.srcField].t != jsonparser.Object {
+			return nil, nil, false, false
+		}
+		db, okDB := str(d.src[0])
+		schema, okSchema := str(d.src[1])
+		tb, okTable := str(d.src[2])
+		coll, okColl := str(d.src[4])
+		ns = schema
+		if !okSchema || len(ns) == 0 {
+			ns = db
+		}
+		table = tb
+		if !okTable {
+			table = coll
+		}
+		return ns, table, hasEscape(ns) || hasEscape(table), okDB || okSchema || okTable || okColl
+	}
+	return nil, nil, false, false
+}
+
 // Decode implements [Decoder].
 func (d *base) Decode(msg []byte) (Result, error) {
 	if len(msg) == 0 {
@@ -487,7 +544,7 @@ func (d *base) Decode(msg []byte) (Result, error) {
 		return Result{}, err
 	}
 	d.trimMeta()
-	res := Result{Rows: d.rows, Outcome: out, ZeroDates: d.cx.zeroDates}
+	res := Result{Rows: d.rows, Outcome: out, ZeroDates: d.cx.zeroDates, Trailing: d.trailing, Repeated: d.repeated}
 	if out == Control {
 		c := d.control
 		res.Control, res.Truncate, res.Table, res.Position = c.what, c.truncate, c.table, c.position
@@ -518,6 +575,7 @@ func (d *base) decode(msg []byte) (Outcome, error) {
 	}
 	d.sc = scanner{msg: msg}
 	d.lastCaptured = 0
+	d.trailing, d.repeated = false, false
 	if msg[i] != '{' {
 		v, _, err := d.sc.value(i)
 		if err != nil {
@@ -532,6 +590,7 @@ func (d *base) decode(msg []byte) (Outcome, error) {
 	if err != nil {
 		return 0, err
 	}
+	d.trailing = skipWS(msg, end) < len(msg)
 	return d.op.decode(msg[i:end])
 }
 

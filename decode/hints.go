@@ -312,69 +312,6 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// Route reads the source table of a message of format f cheaply (one pass
-// that skips the values): Canal's and Maxwell's "database" and "table",
-// GoldenGate's "table" split at its first dot, Debezium's source.schema
-// (else source.db) and source.table (MongoDB: source.collection), inside
-// "payload" with schemaInclude. ok is false when the message names no
-// table.
-func Route(f *Format, schemaInclude bool, msg []byte) (namespace, table string, ok bool) {
-	switch f.Name {
-	case "canal-json", "maxwell-json":
-		var db, tbl []byte
-		var hasDB, hasTbl bool
-		jsonparser.EachKey(msg, func(i int, v []byte, t jsonparser.ValueType, err error) {
-			if err != nil || t != jsonparser.String {
-				return
-			}
-			if i == 0 {
-				db, hasDB = v, true
-			} else {
-				tbl, hasTbl = v, true
-			}
-		}, routeDBTable...)
-		return unq(db), unq(tbl), hasDB || hasTbl
-	case "ogg-json":
-		v, t, _, err := jsonparser.Get(msg, "table")
-		if err != nil || t != jsonparser.String {
-			return "", "", false
-		}
-		full := unq(v)
-		if i := strings.IndexByte(full, '.'); i >= 0 {
-			return full[:i], full[i+1:], true
-		}
-		return "", full, true
-	case "debezium-json":
-		paths := routeSource
-		if schemaInclude {
-			paths = routeSourcePayload
-		}
-		var got [4][]byte
-		var seen [4]bool
-		jsonparser.EachKey(msg, func(i int, v []byte, t jsonparser.ValueType, err error) {
-			if err == nil && t == jsonparser.String {
-				got[i], seen[i] = v, true
-			}
-		}, paths...)
-		ns := got[0]
-		if !seen[0] || len(ns) == 0 {
-			ns = got[1]
-		}
-		tbl := got[2]
-		if !seen[2] {
-			tbl = got[3]
-		}
-		return unq(ns), unq(tbl), seen[0] || seen[1] || seen[2] || seen[3]
-	}
-	return "", "", false
-}
-
-var (
-	routeDBTable       = [][]string{{"database"}, {"table"}}
-	routeSource        = [][]string{{"source", "schema"}, {"source", "db"}, {"source", "table"}, {"source", "collection"}}
-	routeSourcePayload = [][]string{{"payload", "source", "schema"}, {"payload", "source", "db"}, {"payload", "source", "table"}, {"payload", "source", "collection"}}
-)
-
 // unq is a JSON string's content as text (escapes resolved).
 func unq(v []byte) string {
 	if !hasEscape(v) {

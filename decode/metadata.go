@@ -214,7 +214,7 @@ func (d *base) stringText(s slot) []byte {
 
 // sourceProps are the members of debezium's "source" object that
 // metadata columns read.
-var sourceProps = [...]string{"db", "schema", "table", "ts_ms"}
+var sourceProps = [...]string{"db", "schema", "table", "ts_ms", "collection"}
 
 func sourcePropIndex(k []byte) int {
 	for i, p := range sourceProps {

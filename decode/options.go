@@ -52,6 +52,9 @@ type Options struct {
 	// (ErrUnknownKey) instead of ignored: how a decoder with an inferred
 	// schema learns that the schema missed a column.
 	RejectUnknownKeys bool
+	// RouteKeys makes the decoder keep each message's source table for
+	// Decoder.Routed (a routed conversion checks its guess with it).
+	RouteKeys bool
 
 	dbRe, tableRe *regexp.Regexp
 }

@@ -165,14 +165,24 @@ func str(msg []byte, path ...string) string {
 	return s
 }
 
-func strList(msg []byte, path ...string) []string {
+// strList reads a JSON array's strings.
+func strList(arr []byte) []string {
 	var out []string
-	jsonparser.ArrayEach(msg, func(v []byte, t jsonparser.ValueType, _ int, _ error) {
+	jsonparser.ArrayEach(arr, func(v []byte, t jsonparser.ValueType, _ int, _ error) {
 		if t == jsonparser.String {
 			out = append(out, string(v))
 		}
-	}, path...)
+	})
 	return out
+}
+
+// strListAt reads the strings of the array at path in msg.
+func strListAt(msg []byte, path ...string) []string {
+	v, t, _, err := jsonparser.Get(msg, path...)
+	if err != nil || t != jsonparser.Array {
+		return nil
+	}
+	return strList(v)
 }
 
 func (e *Evidence) event(milli int64, pos string) {
@@ -188,25 +198,77 @@ func (e *Evidence) event(milli int64, pos string) {
 	e.LastPosition = pos
 }
 
+// field is one envelope value picked by pick.
+type field struct {
+	v  []byte
+	t  jsonparser.ValueType
+	ok bool
+}
+
+func (f field) str() string {
+	if !f.ok || f.t != jsonparser.String {
+		return ""
+	}
+	if bytes.IndexByte(f.v, '\\') < 0 {
+		return string(f.v)
+	}
+	s, err := jsonparser.ParseString(f.v)
+	if err != nil {
+		return string(f.v)
+	}
+	return s
+}
+
+func (f field) int() int64 {
+	if !f.ok || f.t != jsonparser.Number {
+		return 0
+	}
+	n, _ := jsonparser.ParseInt(f.v)
+	return n
+}
+
+func (f field) list() []string {
+	if !f.ok || f.t != jsonparser.Array {
+		return nil
+	}
+	return strList(f.v)
+}
+
+// pick reads the values at paths in one pass over msg (a message's
+// evidence is taken from one walk, not one per field).
+func pick(msg []byte, out []field, paths [][]string) {
+	for i := range out {
+		out[i] = field{}
+	}
+	jsonparser.EachKey(msg, func(i int, v []byte, t jsonparser.ValueType, err error) {
+		if err == nil {
+			out[i] = field{v, t, true}
+		}
+	}, paths...)
+}
+
+var canalPaths = [][]string{{"database"}, {"table"}, {"type"}, {"es"}, {"id"}, {"isDdl"}, {"pkNames"}, {"mysqlType"}, {"data"}}
+
 func (fe *FileEvidence) canal(msg []byte, p Pos) {
-	k := Key{str(msg, "database"), str(msg, "table")}
-	typ := str(msg, "type")
+	var f [9]field
+	pick(msg, f[:], canalPaths)
+	k := Key{f[0].str(), f[1].str()}
+	typ := f[2].str()
 	e := fe.table(k)
-	es, _ := jsonparser.GetInt(msg, "es")
-	id, _ := jsonparser.GetInt(msg, "id")
+	es, id := f[3].int(), f[4].int()
 	e.event(es, "es="+strconv.FormatInt(es, 10)+" id="+strconv.FormatInt(id, 10))
-	isDdl, _ := jsonparser.GetBoolean(msg, "isDdl")
+	isDdl := f[5].ok && f[5].t == jsonparser.Boolean && string(f[5].v) == "true"
 	if isDdl || (typ != "INSERT" && typ != "UPDATE" && typ != "DELETE") {
 		e.Control[typ]++
 		return
 	}
 	e.Messages++
-	if pk := strList(msg, "pkNames"); len(pk) > 0 {
+	if pk := f[6].list(); len(pk) > 0 {
 		e.PrimaryKey = pk
 	}
-	if mt, t, _, err := jsonparser.Get(msg, "mysqlType"); err == nil && t == jsonparser.Object && !bytes.Equal(mt, e.lastTypes) {
-		e.lastTypes = append(e.lastTypes[:0], mt...)
-		jsonparser.ObjectEach(mt, func(col, v []byte, vt jsonparser.ValueType, _ int) error {
+	if mt := f[7]; mt.ok && mt.t == jsonparser.Object && !bytes.Equal(mt.v, e.lastTypes) {
+		e.lastTypes = append(e.lastTypes[:0], mt.v...)
+		jsonparser.ObjectEach(mt.v, func(col, v []byte, vt jsonparser.ValueType, _ int) error {
 			if vt == jsonparser.String {
 				if at, ok := MySQLType(string(v)); ok {
 					e.typed(string(col), at, "mysqlType "+string(v), p)
@@ -216,12 +278,14 @@ func (fe *FileEvidence) canal(msg []byte, p Pos) {
 		})
 	}
 	n := 0
-	jsonparser.ArrayEach(msg, func(row []byte, t jsonparser.ValueType, _ int, _ error) {
-		if t == jsonparser.Object {
-			e.values(row, p)
-			n++
-		}
-	}, "data")
+	if f[8].ok && f[8].t == jsonparser.Array {
+		jsonparser.ArrayEach(f[8].v, func(row []byte, t jsonparser.ValueType, _ int, _ error) {
+			if t == jsonparser.Object {
+				e.values(row, p)
+				n++
+			}
+		})
+	}
 	switch typ {
 	case "INSERT":
 		e.Rows[0] += int64(n)
@@ -233,20 +297,33 @@ func (fe *FileEvidence) canal(msg []byte, p Pos) {
 	}
 }
 
+var maxwellPaths = [][]string{{"database"}, {"table"}, {"type"}, {"ts"}, {"position"}, {"xid"}, {"xoffset"}, {"primary_key_columns"}, {"data"}, {"def"}}
+
 func (fe *FileEvidence) maxwell(msg []byte, p Pos) {
-	k := Key{str(msg, "database"), str(msg, "table")}
-	typ := str(msg, "type")
+	var f [10]field
+	pick(msg, f[:], maxwellPaths)
+	k := Key{f[0].str(), f[1].str()}
+	typ := f[2].str()
 	e := fe.table(k)
-	ts, _ := jsonparser.GetInt(msg, "ts")
-	e.event(ts*1000, decode.MaxwellPosition(msg))
+	var pos []string
+	if s := f[4].str(); s != "" {
+		pos = append(pos, "position="+s)
+	}
+	if f[5].ok {
+		pos = append(pos, "xid="+string(f[5].v))
+	}
+	if f[6].ok {
+		pos = append(pos, "xoffset="+string(f[6].v))
+	}
+	e.event(f[3].int()*1000, strings.Join(pos, " "))
 	switch typ {
 	case "insert", "update", "delete", "bootstrap-insert":
 	default:
 		e.Control[typ]++
-		if strings.HasPrefix(typ, "table-") {
+		if def := f[9]; strings.HasPrefix(typ, "table-") && def.ok && def.t == jsonparser.Object {
 			// A DDL record's "def" is the table as it is now: its columns'
 			// MySQL types are the best evidence there is.
-			jsonparser.ArrayEach(msg, func(c []byte, _ jsonparser.ValueType, _ int, _ error) {
+			jsonparser.ArrayEach(def.v, func(c []byte, _ jsonparser.ValueType, _ int, _ error) {
 				name := str(c, "name")
 				signed, err := jsonparser.GetBoolean(c, "signed")
 				prec, _ := jsonparser.GetInt(c, "precision")
@@ -256,19 +333,19 @@ func (fe *FileEvidence) maxwell(msg []byte, p Pos) {
 				if at, ok := MaxwellDefType(ct, signed, err == nil, int(prec), int(scale), int(length)); ok && name != "" {
 					e.typed(name, at, "Maxwell DDL def "+ct, p)
 				}
-			}, "def", "columns")
-			if pk := strList(msg, "def", "primary-key"); len(pk) > 0 {
+			}, "columns")
+			if pk := strListAt(def.v, "primary-key"); len(pk) > 0 {
 				e.PrimaryKey = pk
 			}
 		}
 		return
 	}
 	e.Messages++
-	if pk := strList(msg, "primary_key_columns"); len(pk) > 0 {
+	if pk := f[7].list(); len(pk) > 0 {
 		e.PrimaryKey = pk
 	}
-	if row, t, _, err := jsonparser.Get(msg, "data"); err == nil && t == jsonparser.Object {
-		e.values(row, p)
+	if f[8].ok && f[8].t == jsonparser.Object {
+		e.values(f[8].v, p)
 	}
 	switch typ {
 	case "insert", "bootstrap-insert":
@@ -281,15 +358,19 @@ func (fe *FileEvidence) maxwell(msg []byte, p Pos) {
 	}
 }
 
+var oggPaths = [][]string{{"table"}, {"op_type"}, {"op_ts"}, {"pos"}, {"primary_keys"}, {"before"}, {"after"}}
+
 func (fe *FileEvidence) ogg(msg []byte, p Pos) {
-	full := str(msg, "table")
+	var f [7]field
+	pick(msg, f[:], oggPaths)
+	full := f[0].str()
 	k := Key{Name: full}
 	if i := strings.IndexByte(full, '.'); i >= 0 {
 		k = Key{full[:i], full[i+1:]} // SCHEMA.TABLE
 	}
 	e := fe.table(k)
-	op := str(msg, "op_type")
-	e.event(oggMilli(str(msg, "op_ts")), "pos="+str(msg, "pos"))
+	op := f[1].str()
+	e.event(oggMilli(f[2].str()), "pos="+f[3].str())
 	switch op {
 	case "I", "U", "D":
 	default:
@@ -297,12 +378,12 @@ func (fe *FileEvidence) ogg(msg []byte, p Pos) {
 		return
 	}
 	e.Messages++
-	if pk := strList(msg, "primary_keys"); len(pk) > 0 {
+	if pk := f[4].list(); len(pk) > 0 {
 		e.PrimaryKey = pk
 	}
-	for _, f := range []string{"before", "after"} {
-		if row, t, _, err := jsonparser.Get(msg, f); err == nil && t == jsonparser.Object {
-			e.values(row, p)
+	for _, img := range f[5:7] {
+		if img.ok && img.t == jsonparser.Object {
+			e.values(img.v, p)
 		}
 	}
 	switch op {
@@ -331,6 +412,11 @@ func oggMilli(s string) int64 {
 	return t.UnixMilli()
 }
 
+var (
+	debeziumPaths = [][]string{{"source"}, {"op"}, {"before"}, {"after"}}
+	sourcePaths   = [][]string{{"schema"}, {"db"}, {"table"}, {"collection"}, {"ts_ms"}}
+)
+
 func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 	body := msg
 	if fe.opts.SchemaInclude {
@@ -340,19 +426,27 @@ func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 		}
 		body = v
 	}
-	ns := str(body, "source", "schema")
+	var f [4]field
+	pick(body, f[:], debeziumPaths)
+	var src [5]field
+	if f[0].ok && f[0].t == jsonparser.Object {
+		pick(f[0].v, src[:], sourcePaths)
+	}
+	ns := src[0].str()
 	if ns == "" {
-		ns = str(body, "source", "db")
+		ns = src[1].str()
 	}
-	k := Key{ns, str(body, "source", "table")}
+	k := Key{ns, src[2].str()}
 	if k.Name == "" {
-		k.Name = str(body, "source", "collection") // MongoDB
+		k.Name = src[3].str() // MongoDB
 	}
-	op := str(body, "op")
+	op := f[1].str()
 	e := fe.table(k)
-	srcMs, _ := jsonparser.GetInt(body, "source", "ts_ms")
-	_, pos := decode.DebeziumSource(body)
-	e.event(srcMs, pos)
+	pos := ""
+	if f[0].ok && f[0].t == jsonparser.Object {
+		pos = decode.DebeziumPosition(f[0].v)
+	}
+	e.event(src[4].int(), pos)
 	switch op {
 	case "c", "r", "u", "d":
 	default:
@@ -385,14 +479,14 @@ func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 			}, "fields")
 		}
 	}
-	for _, f := range []string{"before", "after"} {
-		row, t, _, err := jsonparser.Get(body, f)
-		if err == nil && t == jsonparser.String {
+	for i, img := range f[2:4] {
+		row, t := img.v, img.t
+		if img.ok && t == jsonparser.String {
 			row, t = unescapeDoc(row) // MongoDB: the document as JSON text
 		}
-		if err == nil && t == jsonparser.Object {
+		if img.ok && t == jsonparser.Object {
 			e.values(row, p)
-			if op == "d" && f == "before" {
+			if op == "d" && i == 0 {
 				e.keyOnly(row)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/buger/jsonparser"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -71,8 +72,8 @@ type fileRun struct {
 	sent    int              // chunks handed to the workers (the feeder's; read after fed)
 	// stop is closed by the assembler when it gives the input up (it
 	// failed): the feeder stops, and what is in flight is drained.
-	stop chan struct{}
-	w       writer.Writer    // file output, or nil
+	stop    chan struct{}
+	w       writer.Writer // file output, or nil
 	stream  chan taggedRec
 	recycle func([]byte)
 	// nonNull[c] is set once physical column c (schema index) held a value;
@@ -264,9 +265,13 @@ func (r *run) prepare(fr *fileRun, ahead []reader.Chunk, more bool) error {
 		more = false
 	} else {
 		ev = infer.NewFileEvidence(format.Name, fr.idx, infer.Options{SchemaInclude: schemaInclude})
+		// A sample of the first chunk: what the strict attempt misses, it
+		// catches, and the input is read again for all of its evidence.
+		seen := 0
 		ahead[0].Lines(func(l []byte, pos reader.Pos) bool {
 			ev.Observe(l, pos.Line)
-			return true
+			seen += len(l) + 1
+			return !more || seen < sampleBytes
 		})
 	}
 	snap, changes, err := r.router.merge(cfg, ev, fr.file.Path)
@@ -280,6 +285,10 @@ func (r *run) prepare(fr *fileRun, ahead []reader.Chunk, more bool) error {
 	}
 	return nil
 }
+
+// sampleBytes is how much of an input's first chunk its optimistic
+// schemas are inferred from.
+const sampleBytes = 1 << 20
 
 // noteChanges records schema changes for the report.
 func (r *run) noteChanges(changes []infer.Change) {
@@ -421,6 +430,82 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 			res.tagged = append(res.tagged, taggedRec{tr, rec})
 		}
 	}
+	var last routeCache
+	seen := false
+	known := map[string]map[string]routeCache{}
+	// resolve makes last the table of a message whose envelope names
+	// (ns, tbl): a lookup only when they differ from the last message's.
+	// It returns false when the chunk fails.
+	resolve := func(ns, tbl []byte, esc, named, guess bool, pos reader.Pos) bool {
+		named = named && (len(ns) > 0 || len(tbl) > 0)
+		if seen && named == last.named && bytes.Equal(ns, last.ns) && bytes.Equal(tbl, last.tbl) {
+			return true
+		}
+		if named && !esc {
+			// The chunk's tables so far, by their raw names (indexing with
+			// string(b) does not allocate).
+			if c, ok := known[string(ns)][string(tbl)]; ok {
+				last, seen = c, true
+				return true
+			}
+			defer func() {
+				if res.err == nil && seen {
+					if known[string(ns)] == nil {
+						known[string(ns)] = map[string]routeCache{}
+					}
+					known[string(ns)][string(tbl)] = last
+				}
+			}()
+		}
+		last = routeCache{named: named, ns: ns, tbl: tbl, tr: r.router.none}
+		seen = true
+		if named {
+			k := infer.Key{Namespace: string(ns), Name: string(tbl)}
+			if esc {
+				k = infer.Key{Namespace: string(unescapeJSON(ns)), Name: string(unescapeJSON(tbl))}
+			}
+			switch {
+			case !tableFilter(cfg, k.Namespace, k.Name):
+				last.tr = nil // filtered
+				return true
+			case fr.tables[k] == nil && guess:
+				seen = false
+				return false // a wrong guess: the caller routes exactly
+			case fr.tables[k] == nil:
+				seen = false
+				res.err = decode.Locate(fmt.Errorf("%w: %s", errNewTable, k), pos.File, pos.Line, pos.Offset)
+				return false
+			}
+			last.tr = fr.tables[k]
+		}
+		td, err := rd.get(cfg, last.tr, fr.format, fr.schemaInclude, fr.strict)
+		if err != nil {
+			res.err = err
+			return false
+		}
+		last.td = td
+		return true
+	}
+	// routeFirst routes a message before decoding it: by a cheap guess,
+	// which decoding checks, or when the guess names no table of the
+	// input, exactly.
+	routeFirst := func(msg []byte, pos reader.Pos) bool {
+		ns, tbl, esc, named := decode.GuessRaw(fr.format, fr.schemaInclude, msg)
+		if resolve(ns, tbl, esc, named, true, pos) {
+			return true
+		}
+		if res.err != nil {
+			return false
+		}
+		ns, tbl, esc, named = decode.RouteRaw(fr.format, fr.schemaInclude, msg)
+		return resolve(ns, tbl, esc, named, false, pos)
+	}
+	// Guessing that a message is of the last one's table, decoding it and
+	// checking what decoding read (Decoder.Routed) costs nothing when the
+	// guess holds (runs of one table, one-table inputs); when guesses miss,
+	// they are tried ever more rarely and each message is routed first
+	// (decode.RouteRaw), which is checked the same way.
+	skip, backoff := 0, 1
 	job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
 		res.st.Lines++
 		res.st.Bytes += int64(len(msg)) + 1
@@ -428,32 +513,76 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 			res.st.Blank++
 			return true
 		}
-		tr := r.router.none
-		if ns, tbl, ok := decode.Route(fr.format, fr.schemaInclude, msg); ok && (ns != "" || tbl != "") {
-			if !tableFilter(cfg, ns, tbl) {
-				res.st.Filtered++
-				return true
+		guessed := false
+		if seen && last.tr != nil && skip == 0 {
+			guessed = true
+		} else {
+			if skip > 0 {
+				skip--
 			}
-			if tr = fr.tables[infer.Key{Namespace: ns, Name: tbl}]; tr == nil {
-				res.err = decode.Locate(fmt.Errorf("%w: %s.%s", errNewTable, ns, tbl), pos.File, pos.Line, pos.Offset)
+			if !routeFirst(msg, pos) {
 				return false
 			}
 		}
-		td, err := rd.get(cfg, tr, fr.format, fr.schemaInclude, fr.strict)
-		if err != nil {
-			res.err = err
-			return false
-		}
-		if cfg.OutDir == "" && cur != nil && cur != td {
-			flush(cur, open[cur]) // one stream: the input's order across tables
-			delete(open, cur)
-		}
-		cur, open[td] = td, tr
-		td.dec.SetFile(fr.info)
-		out, err := td.dec.Decode(msg)
-		if err != nil {
-			res.err = locate(fr.format, td.opts, err, pos, msg)
-			return false
+		var tr *tableRun
+		var td *tableDecoder
+		var out decode.Result
+		for attempt := 0; ; attempt++ {
+			if last.tr == nil {
+				res.st.Filtered++
+				return true
+			}
+			tr, td = last.tr, last.td
+			if cfg.OutDir == "" && cur != nil && cur != td {
+				flush(cur, open[cur]) // one stream: the input's order across tables
+				delete(open, cur)
+			}
+			if cur != td {
+				td.dec.SetFile(fr.info)
+			}
+			cur, open[td] = td, tr
+			mark := td.b.Mark()
+			var err error
+			out, err = td.dec.Decode(msg)
+			if err != nil || out.Outcome == decode.Dropped {
+				if guessed {
+					// Perhaps only the guess was wrong: route it first.
+					td.b.Rollback(mark)
+					guessed, skip, backoff = false, backoff, min(backoff*2, 256)
+					if !routeFirst(msg, pos) {
+						return false
+					}
+					continue
+				}
+				if err != nil {
+					res.err = locate(fr.format, td.opts, err, pos, msg)
+					return false
+				}
+				break // dropped (ignore-parse-errors), from the right table
+			}
+			ns, tbl, esc, named := td.dec.Routed()
+			prev := last
+			if !resolve(ns, tbl, esc, named, false, pos) {
+				return false
+			}
+			if last.td == prev.td && last.tr == prev.tr {
+				if guessed {
+					backoff = 1
+				}
+				break // decoded by its own table's decoder
+			}
+			// Decoding read another table than the guess or the route
+			// (more after the JSON object, a repeated key): again, with
+			// the decoder of the table decoding read.
+			td.b.Rollback(mark)
+			if guessed {
+				skip, backoff = backoff, min(backoff*2, 256)
+			}
+			guessed = false
+			if attempt > 0 {
+				res.err = decode.Locate(fmt.Errorf("cannot tell the message's table"), pos.File, pos.Line, pos.Offset)
+				return false
+			}
 		}
 		r.account(job, res, out, pos, msg)
 		if td.b.Len() >= cfg.BatchRows {
@@ -470,6 +599,24 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 		}
 		flush(td, tr)
 	}
+}
+
+// routeCache is the table of the last message a chunk routed.
+type routeCache struct {
+	named   bool
+	ns, tbl []byte // raw, as in the message
+	tr      *tableRun
+	td      *tableDecoder
+}
+
+// unescapeJSON resolves a JSON string's escapes (left as they are when
+// malformed: decoding reports those).
+func unescapeJSON(v []byte) []byte {
+	out, err := jsonparser.Unescape(v, nil)
+	if err != nil {
+		return v
+	}
+	return out
 }
 
 // account counts a decoded message's outcome and keeps its dead letters.

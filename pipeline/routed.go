@@ -54,8 +54,8 @@ type tableRun struct {
 	// types are the producer's).
 	semantics string
 	pinned    bool   // from --ddl-dir: never inferred, never changed
-	prefix string // print: "<namespace>.<table> "
-	ddl    string
+	prefix    string // print: "<namespace>.<table> "
+	ddl       string
 }
 
 // router holds the run's source tables.
@@ -65,7 +65,7 @@ type router struct {
 	pinned  map[infer.Key]*tableRun
 	current map[infer.Key]*tableRun
 	loaded  map[infer.Key]bool
-	latest  map[string]string // by table directory: its latest DDL
+	latest  map[string]string    // by table directory: its latest DDL
 	owner   map[string]infer.Key // by table directory: its table
 	nextID  int
 	// none is the schema-less table of messages that name none (Debezium
@@ -402,6 +402,7 @@ func (rd *routedDecoders) get(cfg *Config, tr *tableRun, format *decode.Format, 
 	}
 	opts := cfg.OptionsFor(format)
 	opts.SchemaInclude = schemaInclude
+	opts.RouteKeys = true // the table decoding read checks the routing
 	switch {
 	case !tr.pinned && tr.id >= 0:
 		opts.Producer = true

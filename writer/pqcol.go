@@ -28,6 +28,7 @@ import (
 var (
 	pageBytes      = 1 << 20 // target uncompressed bytes per page
 	dictLimitBytes = 1 << 20 // dictionary larger than this: fall back to PLAIN
+	dictSample     = 4096    // values seen before the distinct share decides
 )
 
 const (
@@ -576,7 +577,15 @@ func (l *leaf) finishChunk(codec compress.Codec) error {
 // into PLAIN for the rest of the chunk: what is buffered is written as
 // PLAIN pages now, so memory stays bounded by the limit.
 func (l *leaf) checkDict(codec compress.Codec) error {
-	if !l.dict || l.plainChunk || l.dictBytes <= dictLimitBytes {
+	if !l.dict || l.plainChunk {
+		return nil
+	}
+	// A dictionary pays when values repeat: one that has grown past its
+	// limit, or holds a distinct value for most values after a fair sample
+	// (ids, free text), costs a hash lookup per value for nothing; PLAIN
+	// then, as parquet-mr falls back when the dictionary does not shrink
+	// the column.
+	if l.dictBytes <= dictLimitBytes && !(l.nValues >= dictSample && len(l.dictVals) > l.nValues*3/4) {
 		return nil
 	}
 	l.plainChunk = true

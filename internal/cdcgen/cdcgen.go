@@ -49,11 +49,16 @@ var categories = []string{"tools", "outdoor", "home", "auto", "electronics"}
 
 // Generator produces messages; it is deterministic for a seed.
 type Generator struct {
-	format string
-	r      *rand.Rand
-	live   []product
-	nextID int64
-	ts     int64
+	// Tables, when above 1, spreads the messages over that many tables
+	// of the same shape (products_00, products_01, ...), as a database's
+	// one stream holds them.
+	Tables       int
+	table, upper string
+	format       string
+	r            *rand.Rand
+	live         []product
+	nextID       int64
+	ts           int64
 }
 
 // New returns a generator for format with a fixed seed.
@@ -82,6 +87,11 @@ func (g *Generator) newProduct() product {
 // Next appends one message (no newline) to dst.
 func (g *Generator) Next(dst []byte) []byte {
 	g.ts += int64(g.r.IntN(1000))
+	g.table, g.upper = "products", "PRODUCTS"
+	if g.Tables > 1 {
+		n := g.r.IntN(g.Tables)
+		g.table, g.upper = fmt.Sprintf("products_%02d", n), fmt.Sprintf("PRODUCTS_%02d", n)
+	}
 	op := g.r.IntN(10)
 	if len(g.live) < 10 {
 		op = 0
@@ -182,7 +192,9 @@ func (g *Generator) insert(dst []byte, p product) []byte {
 		}
 		return g.canalTail(dst, "INSERT", `null`)
 	case "maxwell-json":
-		dst = append(dst, `{"database":"inventory","table":"products","type":"insert","ts":`...)
+		dst = append(dst, `{"database":"inventory","table":"`...)
+		dst = append(dst, g.table...)
+		dst = append(dst, `","type":"insert","ts":`...)
 		dst = strconv.AppendInt(dst, g.ts/1000, 10)
 		dst = append(dst, `,"xid":`...)
 		dst = strconv.AppendInt(dst, g.ts%100000, 10)
@@ -190,7 +202,9 @@ func (g *Generator) insert(dst []byte, p product) []byte {
 		dst = p.row(dst, false)
 		return append(dst, `,"primary_key_columns":["id"]}`...)
 	case "ogg-json":
-		dst = append(dst, `{"table":"INVENTORY.PRODUCTS","op_type":"I",`...)
+		dst = append(dst, `{"table":"INVENTORY.`...)
+		dst = append(dst, g.upper...)
+		dst = append(dst, `","op_type":"I",`...)
 		dst = g.oggTimes(dst)
 		dst = append(dst, `,"primary_keys":["id"],"after":`...)
 		dst = p.row(dst, false)
@@ -216,7 +230,9 @@ func (g *Generator) update(dst []byte, before, after product) []byte {
 		dst = append(dst, `"}`...)
 		return g.canalTail(dst, "UPDATE", "")
 	case "maxwell-json":
-		dst = append(dst, `{"database":"inventory","table":"products","type":"update","ts":`...)
+		dst = append(dst, `{"database":"inventory","table":"`...)
+		dst = append(dst, g.table...)
+		dst = append(dst, `","type":"update","ts":`...)
 		dst = strconv.AppendInt(dst, g.ts/1000, 10)
 		dst = append(dst, `,"data":`...)
 		dst = after.row(dst, false)
@@ -228,7 +244,9 @@ func (g *Generator) update(dst []byte, before, after product) []byte {
 		dst = strconv.AppendBool(dst, before.inStock)
 		return append(dst, `},"primary_key_columns":["id"]}`...)
 	case "ogg-json":
-		dst = append(dst, `{"table":"INVENTORY.PRODUCTS","op_type":"U",`...)
+		dst = append(dst, `{"table":"INVENTORY.`...)
+		dst = append(dst, g.upper...)
+		dst = append(dst, `","op_type":"U",`...)
 		dst = g.oggTimes(dst)
 		dst = append(dst, `,"before":`...)
 		dst = before.row(dst, false)
@@ -251,13 +269,17 @@ func (g *Generator) delete(dst []byte, p product) []byte {
 		dst = p.row(dst, true)
 		return g.canalTail(dst, "DELETE", "null")
 	case "maxwell-json":
-		dst = append(dst, `{"database":"inventory","table":"products","type":"delete","ts":`...)
+		dst = append(dst, `{"database":"inventory","table":"`...)
+		dst = append(dst, g.table...)
+		dst = append(dst, `","type":"delete","ts":`...)
 		dst = strconv.AppendInt(dst, g.ts/1000, 10)
 		dst = append(dst, `,"data":`...)
 		dst = p.row(dst, false)
 		return append(dst, `}`...)
 	case "ogg-json":
-		dst = append(dst, `{"table":"INVENTORY.PRODUCTS","op_type":"D",`...)
+		dst = append(dst, `{"table":"INVENTORY.`...)
+		dst = append(dst, g.upper...)
+		dst = append(dst, `","op_type":"D",`...)
 		dst = g.oggTimes(dst)
 		dst = append(dst, `,"before":`...)
 		dst = p.row(dst, false)
@@ -282,7 +304,9 @@ func (g *Generator) canalTail(dst []byte, typ, old string) []byte {
 	dst = strconv.AppendInt(dst, g.ts-g.ts%1000, 10)
 	dst = append(dst, `,"id":`...)
 	dst = strconv.AppendInt(dst, g.ts%100000, 10)
-	dst = append(dst, `,"isDdl":false,"mysqlType":{"id":"BIGINT","name":"VARCHAR(255)","description":"VARCHAR(512)","category":"VARCHAR(64)","weight":"DECIMAL(10,2)","quantity":"INT","in_stock":"TINYINT(1)","rating":"DOUBLE","created":"DATETIME(3)","release_date":"DATE"},"pkNames":["id"],"sql":"","sqlType":{"id":-5,"name":12,"description":12,"category":12,"weight":3,"quantity":4,"in_stock":-6,"rating":8,"created":93,"release_date":91},"table":"products","ts":`...)
+	dst = append(dst, `,"isDdl":false,"mysqlType":{"id":"BIGINT","name":"VARCHAR(255)","description":"VARCHAR(512)","category":"VARCHAR(64)","weight":"DECIMAL(10,2)","quantity":"INT","in_stock":"TINYINT(1)","rating":"DOUBLE","created":"DATETIME(3)","release_date":"DATE"},"pkNames":["id"],"sql":"","sqlType":{"id":-5,"name":12,"description":12,"category":12,"weight":3,"quantity":4,"in_stock":-6,"rating":8,"created":93,"release_date":91},"table":"`...)
+	dst = append(dst, g.table...)
+	dst = append(dst, `","ts":`...)
 	dst = strconv.AppendInt(dst, g.ts, 10)
 	dst = append(dst, `,"type":"`...)
 	dst = append(dst, typ...)
@@ -303,7 +327,9 @@ func (g *Generator) oggTimes(dst []byte) []byte {
 func (g *Generator) debeziumTail(dst []byte, op string) []byte {
 	dst = append(dst, `,"source":{"version":"1.9.7.Final","connector":"mysql","name":"dbserver1","ts_ms":`...)
 	dst = strconv.AppendInt(dst, g.ts-7, 10)
-	dst = append(dst, `,"snapshot":"false","db":"inventory","sequence":null,"table":"products","server_id":223344,"gtid":null,"file":"mysql-bin.000003","pos":`...)
+	dst = append(dst, `,"snapshot":"false","db":"inventory","sequence":null,"table":"`...)
+	dst = append(dst, g.table...)
+	dst = append(dst, `","server_id":223344,"gtid":null,"file":"mysql-bin.000003","pos":`...)
 	dst = strconv.AppendInt(dst, g.ts%1000000, 10)
 	dst = append(dst, `,"row":0,"thread":null,"query":null},"op":"`...)
 	dst = append(dst, op...)

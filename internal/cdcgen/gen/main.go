@@ -17,6 +17,7 @@ func main() {
 	mb := flag.Int("mb", 64, "approximate output size in MiB")
 	seed := flag.Uint64("seed", 1, "random seed")
 	schema := flag.Bool("schema", false, "print the matching --schema and exit")
+	tables := flag.Int("tables", 1, "tables the messages are spread over (products_00, ...)")
 	flag.Parse()
 	if *schema {
 		fmt.Println(cdcgen.SchemaFor(*format))
@@ -24,6 +25,7 @@ func main() {
 	}
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	g := cdcgen.New(*format, *seed)
+	g.Tables = *tables
 	var buf []byte
 	for n := 0; n < *mb<<20; {
 		buf = append(g.Next(buf[:0]), '\n')

@@ -1,0 +1,624 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/buger/jsonparser"
+)
+
+// Routing reads a message's source table before it is decoded, so it has
+// to cost much less than decoding: a walk over the envelope's top level
+// that jumps over values (strings eight bytes at a time, nested values by
+// counting brackets) without validating them. The decoder the message then
+// goes to validates it whole; for valid JSON the jump is exact, and an
+// invalid message fails there, whichever table it was sent to.
+//
+// Canal and Debezium write the table after the row images ("data";
+// "before", "after"), so their envelopes are walked from the end, stopping
+// once the keys are found: the images are never read. The last occurrence
+// of a key is the one found first, as a full parse keeps the last. A
+// message with more after its JSON object (which decoding ignores) can
+// fool the walk from the end; decoding says so (Result.Trailing) and
+// RouteForward, which walks from the start, settles it.
+
+// Route reads the source table of a message of format f: Canal's and
+// Maxwell's "database" and "table", GoldenGate's "table" split at its
+// first dot, Debezium's source.schema (else source.db) and source.table
+// (MongoDB: source.collection), inside "payload" with schemaInclude. ok is
+// false when the message names no table.
+func Route(f *Format, schemaInclude bool, msg []byte) (namespace, table string, ok bool) {
+	ns, tbl, esc, ok := RouteRaw(f, schemaInclude, msg)
+	if !ok {
+		return "", "", false
+	}
+	if !esc {
+		return string(ns), string(tbl), true
+	}
+	return string(safeUnescape(ns)), string(safeUnescape(tbl)), true
+}
+
+// RouteRaw is Route without allocating: ns and table are slices of msg,
+// still escaped when esc. (GoldenGate's "SCHEMA.TABLE" is split on its raw
+// text; an escaped dot there is a table name nobody writes.)
+func RouteRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	switch f.Name {
+	case "canal-json":
+		if endsObject(msg) {
+			var v [2][]byte
+			var e, found [2]bool
+			backStrings(msg, routeKeysDBTable, v[:], e[:], found[:])
+			return v[0], v[1], e[0] || e[1], found[0] || found[1]
+		}
+		return RouteForwardRaw(f, schemaInclude, msg)
+	case "debezium-json":
+		if !endsObject(msg) {
+			return RouteForwardRaw(f, schemaInclude, msg)
+		}
+		body := msg
+		if schemaInclude {
+			var ok bool
+			if body, ok = backObject(msg, "payload"); !ok {
+				return nil, nil, false, false
+			}
+		}
+		if !schemaInclude {
+			// "source":{ found last and closing into the envelope's tail:
+			// the envelope's own (checked, not assumed).
+			if vs, ve, ok := lastTopMember(body, `"source":`); ok && body[vs] == '{' {
+				return sourceTable(body[vs:ve])
+			}
+		}
+		src, ok := backObject(body, "source")
+		if !ok {
+			return nil, nil, false, false
+		}
+		return sourceTable(src)
+	case "maxwell-json", "ogg-json":
+		// Their table comes first: stop once it is read. A message that
+		// repeats the key goes by its first here; decoding keeps the
+		// last, says so (Result.Repeated) and RouteForward settles it.
+		keys := routeKeysDBTable
+		if f.Name == "ogg-json" {
+			keys = routeKeysTable
+		}
+		var v [2][]byte
+		var e, found [2]bool
+		firstStrings(msg, keys, v[:], e[:], found[:])
+		if f.Name == "ogg-json" {
+			return splitOgg(v[0], e[0], found[0])
+		}
+		return v[0], v[1], e[0] || e[1], found[0] || found[1]
+	}
+	return RouteForwardRaw(f, schemaInclude, msg)
+}
+
+// splitOgg splits GoldenGate's "SCHEMA.TABLE" at its first dot.
+func splitOgg(v []byte, esc, found bool) (ns, table []byte, _, ok bool) {
+	if !found {
+		return nil, nil, false, false
+	}
+	if i := bytes.IndexByte(v, '.'); i >= 0 {
+		return v[:i], v[i+1:], esc, true
+	}
+	return nil, v, esc, true
+}
+
+// firstStrings is topStrings stopping once every key was met.
+func firstStrings(b []byte, keys []string, vals [][]byte, esc, found []bool) {
+	var done [4]bool
+	left := len(keys)
+	walkTopUntil(b, 0, func(k []byte, kesc bool, vi int) (int, bool) {
+		for n, want := range keys {
+			if done[n] || !keyIs(k, kesc, want) {
+				continue
+			}
+			done[n] = true
+			left--
+			if vi < len(b) && b[vi] == '"' {
+				if end, e := jumpString(b, vi); end-1 > vi {
+					vals[n], esc[n], found[n] = b[vi+1:end-1], e, true
+					return end, left == 0
+				}
+			}
+			break
+		}
+		return jumpValue(b, vi), left == 0
+	})
+}
+
+// GuessRaw is RouteRaw by a cheaper rule that a message can fool: the
+// last `"table":` and `"database":` (Canal) or `"source":{` (Debezium)
+// anywhere in the message, unchecked. It is for a router that checks
+// what decoding read (Decoder.Routed) and corrects a wrong guess.
+func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	str := func(pattern string) ([]byte, bool, bool) {
+		k := lastIndexColon(msg, pattern)
+		if k < 0 {
+			return nil, false, false
+		}
+		i := skipWS(msg, k+len(pattern))
+		if i >= len(msg) || msg[i] != '"' {
+			return nil, false, false
+		}
+		end, e := jumpString(msg, i)
+		if end-1 <= i {
+			return nil, false, false
+		}
+		return msg[i+1 : end-1], e, true
+	}
+	switch f.Name {
+	case "canal-json":
+		db, e1, ok1 := str(`"database":`)
+		tb, e2, ok2 := str(`"table":`)
+		return db, tb, e1 || e2, ok1 || ok2
+	case "debezium-json":
+		k := lastIndexColon(msg, `"source":`)
+		if k < 0 {
+			return nil, nil, false, false
+		}
+		vs := k + len(`"source":`)
+		return sourceTable(msg[vs:jumpValue(msg, vs)])
+	}
+	return RouteRaw(f, schemaInclude, msg)
+}
+
+// RouteForward is Route walking every envelope from its start: exact when
+// a message has more after its JSON object (see Result.Trailing).
+func RouteForward(f *Format, schemaInclude bool, msg []byte) (namespace, table string, ok bool) {
+	ns, tbl, esc, ok := RouteForwardRaw(f, schemaInclude, msg)
+	if !ok {
+		return "", "", false
+	}
+	if !esc {
+		return string(ns), string(tbl), true
+	}
+	return string(safeUnescape(ns)), string(safeUnescape(tbl)), true
+}
+
+// RouteForwardRaw is RouteRaw walking from the start.
+func RouteForwardRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	switch f.Name {
+	case "canal-json", "maxwell-json":
+		var v [2][]byte
+		var e, found [2]bool
+		topStrings(msg, 0, routeKeysDBTable, v[:], e[:], found[:])
+		return v[0], v[1], e[0] || e[1], found[0] || found[1]
+	case "ogg-json":
+		var v [1][]byte
+		var e, found [1]bool
+		topStrings(msg, 0, routeKeysTable, v[:], e[:], found[:])
+		return splitOgg(v[0], e[0], found[0])
+	case "debezium-json":
+		body := msg
+		if schemaInclude {
+			var p []byte
+			if p, ok = topObject(msg, "payload"); !ok {
+				return nil, nil, false, false
+			}
+			body = p
+		}
+		src, ok := topObject(body, "source")
+		if !ok {
+			return nil, nil, false, false
+		}
+		return sourceTable(src)
+	}
+	return nil, nil, false, false
+}
+
+// sourceTable reads Debezium's source block: schema (else db), table
+// (else collection).
+func sourceTable(src []byte) (ns, table []byte, esc, ok bool) {
+	var v [4][]byte
+	var e, found [4]bool
+	topStrings(src, 0, routeKeysSource, v[:], e[:], found[:])
+	ns = v[0]
+	if !found[0] || len(ns) == 0 {
+		ns = v[1]
+	}
+	table = v[2]
+	if !found[2] {
+		table = v[3]
+	}
+	return ns, table, e[0] || e[1] || e[2] || e[3], found[0] || found[1] || found[2] || found[3]
+}
+
+// lastTopMember finds the last occurrence of pattern (`"key":`, as
+// compact JSON writes it) and returns the bounds of its value when that
+// member is a member of the object b itself: what follows the value is
+// members of b and b's closing brace, the end of b. ok is false when it
+// cannot tell (the caller walks instead).
+func lastTopMember(b []byte, pattern string) (vs, ve int, ok bool) {
+	k := lastIndexColon(b, pattern)
+	if k <= 0 {
+		return 0, 0, false
+	}
+	vs = k + len(pattern)
+	if vs >= len(b) || b[vs] == ' ' {
+		return 0, 0, false
+	}
+	ve = jumpValue(b, vs)
+	// The rest: (',' member)* '}' and nothing but white space.
+	i := skipWS(b, ve)
+	for i < len(b) && b[i] == ',' {
+		i = skipWS(b, i+1)
+		if i >= len(b) || b[i] != '"' {
+			return 0, 0, false
+		}
+		end, _ := jumpString(b, i)
+		if end-i == len(pattern)-1 && string(b[i:end]) == pattern[:len(pattern)-1] {
+			return 0, 0, false // a later one: that one counts
+		}
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return 0, 0, false
+		}
+		i = skipWS(b, jumpValue(b, skipWS(b, i+1)))
+	}
+	if i >= len(b) || b[i] != '}' || lastNonWS(b, len(b)-1) != i {
+		return 0, 0, false
+	}
+	// The pattern must start a key: preceded by '{' or ',' (white space
+	// aside), not be the tail of a string.
+	j := lastNonWS(b, k-1)
+	if j < 0 || b[j] != ',' && b[j] != '{' {
+		return 0, 0, false
+	}
+	return vs, ve, true
+}
+
+// lastIndexColon is bytes.LastIndex for a pattern ending in ':', found
+// from colon to colon (much faster than a general search from the end);
+// for an object value (`"key":{`), from brace to brace, which are rarer.
+func lastIndexColon(b []byte, pattern string) int {
+	n := len(pattern)
+	if pattern == `"source":` {
+		for end := len(b); ; {
+			c := bytes.LastIndexByte(b[:end], '{')
+			if c < 0 {
+				break
+			}
+			if c >= n && string(b[c-n:c]) == pattern {
+				return c - n
+			}
+			end = c
+		}
+		return -1
+	}
+	for end := len(b); ; {
+		c := bytes.LastIndexByte(b[:end], ':')
+		if c < 0 {
+			return -1
+		}
+		if c+1 >= n && string(b[c+1-n:c+1]) == pattern {
+			return c + 1 - n
+		}
+		end = c
+	}
+}
+
+// endsObject reports whether msg's last byte other than white space closes
+// an object (the walk from the end can start there).
+func endsObject(msg []byte) bool {
+	i := len(msg) - 1
+	for i >= 0 && (msg[i] == ' ' || msg[i] == '\t' || msg[i] == '\r' || msg[i] == '\n') {
+		i--
+	}
+	return i >= 0 && msg[i] == '}'
+}
+
+// backStrings is topStrings walking the object that ends msg from its
+// last member, stopping once every key's last occurrence is met.
+func backStrings(b []byte, keys []string, vals [][]byte, esc, found []bool) {
+	var done [4]bool
+	left := len(keys)
+	walkBack(b, func(k []byte, kesc bool, vs, ve int) bool {
+		for n, want := range keys {
+			if done[n] || !keyIs(k, kesc, want) {
+				continue
+			}
+			done[n] = true // the last occurrence decides, string or not
+			left--
+			if b[vs] == '"' && ve-1 > vs {
+				vals[n], esc[n], found[n] = b[vs+1:ve-1], hasEscape(b[vs+1:ve-1]), true
+			}
+			break
+		}
+		return left == 0
+	})
+}
+
+// backObject returns the object value of key's last occurrence in the
+// object that ends b.
+func backObject(b []byte, key string) ([]byte, bool) {
+	var obj []byte
+	seen := false
+	walkBack(b, func(k []byte, kesc bool, vs, ve int) bool {
+		if !keyIs(k, kesc, key) {
+			return false
+		}
+		seen = true
+		if b[vs] == '{' {
+			obj = b[vs:ve]
+		}
+		return true
+	})
+	return obj, seen && obj != nil
+}
+
+// walkBack calls member for the members of the object that ends b, last
+// first: the raw key, whether it is escaped, and the value's bounds;
+// member returns true to stop. It stops too at anything unexpected.
+func walkBack(b []byte, member func(key []byte, esc bool, vs, ve int) bool) {
+	i := lastNonWS(b, len(b)-1)
+	if i < 0 || b[i] != '}' {
+		return
+	}
+	i--
+	for {
+		i = lastNonWS(b, i)
+		if i < 0 || b[i] == '{' {
+			return
+		}
+		ve := i + 1
+		vs := backValue(b, i)
+		if vs < 0 || vs >= ve {
+			return
+		}
+		i = lastNonWS(b, vs-1)
+		if i < 0 || b[i] != ':' {
+			return
+		}
+		i = lastNonWS(b, i-1)
+		if i < 0 || b[i] != '"' {
+			return
+		}
+		ks := backString(b, i)
+		if ks < 0 {
+			return
+		}
+		key := b[ks+1 : i]
+		if member(key, hasEscape(key), vs, ve) {
+			return
+		}
+		i = lastNonWS(b, ks-1)
+		if i < 0 || b[i] != ',' {
+			return
+		}
+		i--
+	}
+}
+
+func lastNonWS(b []byte, i int) int {
+	for i >= 0 && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i--
+	}
+	return i
+}
+
+// backString returns the index of the quote opening the string whose
+// closing quote is b[i] (-1 when there is none): the nearest quote before
+// it not escaped, that is not preceded by an odd run of backslashes.
+func backString(b []byte, i int) int {
+	for j := i - 1; j >= 0; {
+		q := bytes.LastIndexByte(b[:j+1], '"')
+		if q < 0 {
+			return -1
+		}
+		n := 0
+		for k := q - 1; k >= 0 && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		j = q - 1
+	}
+	return -1
+}
+
+// backValue returns where the value ending at b[i] starts (-1 when it
+// cannot tell).
+func backValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return backString(b, i)
+	case '}', ']':
+		depth := 0
+		for i >= 0 {
+			switch b[i] {
+			case '"':
+				if i = backString(b, i); i < 0 {
+					return -1
+				}
+			case '}', ']':
+				depth++
+			case '{', '[':
+				depth--
+				if depth == 0 {
+					return i
+				}
+			}
+			i--
+		}
+		return -1
+	}
+	for i >= 0 {
+		switch b[i] {
+		case ',', ':', '[', '{', ' ', '\t', '\r', '\n':
+			return i + 1
+		}
+		i--
+	}
+	return -1
+}
+
+var (
+	routeKeysDBTable = []string{"database", "table"}
+	routeKeysTable   = []string{"table"}
+	routeKeysSource  = []string{"schema", "db", "table", "collection"}
+)
+
+// topStrings walks the object at b[i:] and, for each of keys whose value
+// is a string, sets vals (the content, escaped), esc and found.
+func topStrings(b []byte, i int, keys []string, vals [][]byte, esc, found []bool) {
+	walkTop(b, i, func(k []byte, kesc bool, vi int) int {
+		for n, want := range keys {
+			if !keyIs(k, kesc, want) {
+				continue
+			}
+			// The last one counts, as a full parse keeps it.
+			if vi < len(b) && b[vi] == '"' {
+				if end, e := jumpString(b, vi); end-1 > vi {
+					vals[n], esc[n], found[n] = b[vi+1:end-1], e, true
+					return end
+				}
+			}
+			vals[n], esc[n], found[n] = nil, false, false
+			break
+		}
+		return jumpValue(b, vi)
+	})
+}
+
+// topObject returns the object value of key in the object b.
+func topObject(b []byte, key string) ([]byte, bool) {
+	var obj []byte
+	walkTop(b, 0, func(k []byte, kesc bool, vi int) int {
+		end := jumpValue(b, vi)
+		if keyIs(k, kesc, key) { // the last one counts, as a full parse keeps it
+			obj = nil
+			if vi < len(b) && b[vi] == '{' {
+				obj = b[vi:end]
+			}
+		}
+		return end
+	})
+	return obj, obj != nil
+}
+
+func keyIs(k []byte, esc bool, want string) bool {
+	if !esc {
+		return string(k) == want
+	}
+	return string(safeUnescape(k)) == want
+}
+
+// safeUnescape resolves a JSON string's escapes; routing reads messages
+// not yet validated, so a malformed escape leaves the text as it is.
+func safeUnescape(v []byte) []byte {
+	out, err := jsonparser.Unescape(v, nil)
+	if err != nil {
+		return v
+	}
+	return out
+}
+
+// walkTop calls member for each member of the object starting at or after
+// b[i] (white space first): the raw key, whether it is escaped, and where
+// its value starts; member returns the index after the value. It stops at
+// the object's end or at anything that is not an object.
+func walkTop(b []byte, i int, member func(key []byte, esc bool, vi int) int) {
+	walkTopUntil(b, i, func(key []byte, esc bool, vi int) (int, bool) { return member(key, esc, vi), false })
+}
+
+// walkTopUntil is walkTop whose member can stop the walk.
+func walkTopUntil(b []byte, i int, member func(key []byte, esc bool, vi int) (int, bool)) {
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) || b[i] != '"' {
+			return
+		}
+		end, esc := jumpString(b, i)
+		key := b[i+1 : max(end-1, i+1)]
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return
+		}
+		i = skipWS(b, i+1)
+		var stop bool
+		if i, stop = member(key, esc, i); stop {
+			return
+		}
+		i = skipWS(b, i)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i++
+	}
+}
+
+// jumpString returns the index after the string starting at b[i] (a
+// quote), and whether it holds an escape.
+func jumpString(b []byte, i int) (int, bool) {
+	esc := false
+	i++
+	for {
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			if m := hasZero(w^0x2222222222222222) | hasZero(w^0x5c5c5c5c5c5c5c5c); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return len(b), esc
+		}
+		switch b[i] {
+		case '"':
+			return i + 1, esc
+		case '\\':
+			esc = true
+			i += 2
+		default:
+			i++
+		}
+	}
+}
+
+// jumpValue returns the index after the value starting at b[i].
+func jumpValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		end, _ := jumpString(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i, _ = jumpString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	// A number or literal: up to the next delimiter.
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+		i++
+	}
+	return i
+}

@@ -1,0 +1,197 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// routeReference is Route by encoding/json: what a full parse says.
+func routeReference(f *Format, schemaInclude bool, msg []byte) (string, string, bool) {
+	obj := func(b []byte) map[string]json.RawMessage {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil {
+			return nil
+		}
+		return m
+	}
+	str := func(m map[string]json.RawMessage, k string) (string, bool) {
+		var s string
+		if v, ok := m[k]; ok && json.Unmarshal(v, &s) == nil {
+			return s, true
+		}
+		return "", false
+	}
+	m := obj(msg)
+	switch f.Name {
+	case "canal-json", "maxwell-json":
+		db, ok1 := str(m, "database")
+		tb, ok2 := str(m, "table")
+		return db, tb, ok1 || ok2
+	case "ogg-json":
+		full, ok := str(m, "table")
+		if !ok {
+			return "", "", false
+		}
+		for i := 0; i < len(full); i++ {
+			if full[i] == '.' {
+				return full[:i], full[i+1:], true
+			}
+		}
+		return "", full, true
+	case "debezium-json":
+		if schemaInclude {
+			m = obj(m["payload"])
+		}
+		src := obj(m["source"])
+		if src == nil {
+			return "", "", false
+		}
+		schema, ok0 := str(src, "schema")
+		db, ok1 := str(src, "db")
+		tb, ok2 := str(src, "table")
+		coll, ok3 := str(src, "collection")
+		ns := schema
+		if !ok0 || ns == "" {
+			ns = db
+		}
+		if !ok2 {
+			tb = coll
+		}
+		return ns, tb, ok0 || ok1 || ok2 || ok3
+	}
+	return "", "", false
+}
+
+// FuzzRoute: on valid JSON, Route says what a full parse says.
+func FuzzRoute(f *testing.F) {
+	for _, s := range []string{
+		`{"data":[{"table":"no","database":"no"}],"database":"inventory","table":"products","type":"INSERT"}`,
+		`{"database":"d\"b","table":"t\u0061ble","data":{"x":{"table":"nested"}}}`,
+		`{"table":"SCOTT.EMP","op_type":"I","after":{"table":"x"}}`,
+		`{"before":null,"after":{"source":{"table":"no"}},"source":{"db":"inventory","schema":"public","table":"t"},"op":"c"}`,
+		`{"schema":{"source":{}},"payload":{"source":{"db":"d","collection":"c"},"op":"u"}}`,
+		` { "table" : "a.b" , "table" : "c.d" } `,
+		`{"source":{"db":"x"},"source":{"db":"y"}}`,
+		`{"source":{"db":"x","table":"t"},"op":"c","source":null}`,
+		`{"after":{"source":{"db":"no"}},"source":{"db":"x","table":"t"},"op":"c"}`,
+		`[1,2]`, `"str"`, `{"a":[{"b":"]}"}],"table":"t"}`,
+	} {
+		f.Add([]byte(s), false)
+	}
+	f.Add([]byte(`{"schema":{},"payload":{"source":{"db":"d","table":"t"}}}`), true)
+	formats := []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"}
+	f.Fuzz(func(t *testing.T, msg []byte, schemaInclude bool) {
+		if !json.Valid(msg) || !utf8.Valid(msg) {
+			for _, name := range formats { // must not panic
+				RouteRaw(mustLookup(name), schemaInclude, msg)
+				RouteForwardRaw(mustLookup(name), schemaInclude, msg)
+			}
+			return
+		}
+		for _, name := range formats {
+			fm := mustLookup(name)
+			wns, wtb, wok := routeReference(fm, schemaInclude, msg)
+			// What decoding read (when it accepts the message) is the same.
+			dec, b := routedDecoder(t, fm, schemaInclude)
+			defer b.Release()
+			if out, err := dec.Decode(msg); err == nil && out.Outcome != Blank {
+				ns, tb, esc, ok := dec.Routed()
+				if esc {
+					ns, tb = unescape(nil, ns), unescape(nil, tb)
+				}
+				if string(ns) != wns || string(tb) != wtb || ok != wok {
+					t.Fatalf("%s %s: decoding read %q, %q, %v; a full parse says %q, %q, %v", name, msg, ns, tb, ok, wns, wtb, wok)
+				}
+			}
+			for r, route := range []func(*Format, bool, []byte) (string, string, bool){Route, RouteForward} {
+				if r == 0 && (name == "maxwell-json" || name == "ogg-json") && repeatsTopKey(msg) {
+					continue // Route stops at the first; decoding flags it (Result.Repeated)
+				}
+				ns, tb, ok := route(fm, schemaInclude, msg)
+				if ns != wns || tb != wtb || ok != wok {
+					t.Fatalf("%s %s: routed to %q, %q, %v; a full parse says %q, %q, %v", name, msg, ns, tb, ok, wns, wtb, wok)
+				}
+			}
+		}
+	})
+}
+
+func mustLookup(name string) *Format {
+	f, ok := Lookup(name)
+	if !ok {
+		panic(name)
+	}
+	return f
+}
+
+// repeatsTopKey reports whether a JSON object has a top-level key twice.
+func repeatsTopKey(msg []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
+}
+
+// TestRepeatedKeyFlag: decoding flags a message whose top-level keys
+// repeat, so a router that stopped at the first can look again.
+func TestRepeatedKeyFlag(t *testing.T) {
+	f := mustLookup("maxwell-json")
+	s, _ := arrowconv.ParseColumns("id INT")
+	b := arrowconv.NewBuilder(memory.DefaultAllocator, s)
+	defer b.Release()
+	dec, err := New(f, s, Options{}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		msg  string
+		want bool
+	}{
+		{`{"database":"a","table":"t","type":"insert","data":{"id":1}}`, false},
+		{`{"database":"a","table":"t","type":"insert","data":{"id":1}}`, false},
+		{`{"database":"a","table":"t","type":"insert","data":{"id":1},"table":"u"}`, true},
+	} {
+		out, err := dec.Decode([]byte(tt.msg))
+		if err != nil || out.Repeated != tt.want {
+			t.Errorf("%s: Repeated %v (%v), want %v", tt.msg, out.Repeated, err, tt.want)
+		}
+	}
+}
+
+// routedDecoder is a producer-semantics decoder keeping route keys.
+func routedDecoder(t *testing.T, f *Format, schemaInclude bool) (Decoder, *arrowconv.Builder) {
+	s, _ := arrowconv.ParseColumns("id STRING")
+	b := arrowconv.NewBuilder(memory.DefaultAllocator, s)
+	opts := Options{Producer: true, CaseInsensitive: true, RouteKeys: true, SchemaInclude: schemaInclude && f.Name == "debezium-json"}
+	if err := opts.Check(f); err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(f, s, opts, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, b
+}
