@@ -812,7 +812,52 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 		fr.outputs = append(fr.outputs, out)
 		fr.tableStats[t.tr.id].Outputs = []string{out}
 	}
-	return w.Write(ctx, t.rec)
+	if err := w.Write(ctx, t.rec); err != nil {
+		return err
+	}
+	return fr.boundWriters()
+}
+
+// routedBudget is the memory an input's table writers may hold together
+// (row groups under way); past it, the largest ends its row group early.
+// An archive of many tables would otherwise hold a row group per table.
+const routedBudget = 48 << 20
+
+// rowGroupFlusher is a writer holding a row group in memory (Parquet).
+type rowGroupFlusher interface {
+	Buffered() int
+	FlushRowGroup() error
+}
+
+// boundWriters keeps an input's table writers within routedBudget.
+func (fr *fileRun) boundWriters() error {
+	if len(fr.writers) < 2 {
+		return nil // one writer: its row group size bounds it
+	}
+	for {
+		total, most := 0, 0
+		var largest rowGroupFlusher
+		for _, w := range fr.writers {
+			f, ok := w.(rowGroupFlusher)
+			if !ok {
+				return nil
+			}
+			b := f.Buffered()
+			total += b
+			if b > most {
+				most, largest = b, f
+			}
+		}
+		if total <= routedBudget || largest == nil {
+			return nil
+		}
+		if err := largest.FlushRowGroup(); err != nil {
+			return err
+		}
+		if largest.Buffered() >= most {
+			return nil // nothing more to give back
+		}
+	}
 }
 
 // countTable counts a routed batch's rows for its table's stats.

@@ -697,6 +697,27 @@ func (p *Parquet) flushRowGroup() error {
 	return nil
 }
 
+// Buffered is about how many bytes the row group under way holds in
+// memory: its compressed pages, and what dictionary columns keep until the
+// chunk ends.
+func (p *Parquet) Buffered() int {
+	n := 0
+	for _, l := range p.leaves {
+		n += len(l.chunk) + len(l.vals) + len(l.rep) + len(l.def) + 4*len(l.idx) + 8*len(l.ints) + 4*len(l.ints32) + l.dictBytes
+	}
+	return n
+}
+
+// FlushRowGroup ends the row group under way now (rows written so far
+// become one row group), so that one of many writers open at once holds
+// no more than its share of memory.
+func (p *Parquet) FlushRowGroup() error {
+	if p.rows == 0 {
+		return nil
+	}
+	return p.flushRowGroup()
+}
+
 // Close writes the last row group, the page indexes and the footer, and
 // moves the file into place.
 func (p *Parquet) Close() error {

@@ -586,3 +586,54 @@ func TestFooterForJavaReaders(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestFlushRowGroup: a writer told to end its row group early gives its
+// buffered bytes back and writes a file with the row groups it was told.
+func TestFlushRowGroup(t *testing.T) {
+	s, err := arrowconv.ParseColumns("id BIGINT, name STRING")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	w, err := NewParquet(path, s, ParquetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := arrowconv.NewBuilder(memory.DefaultAllocator, s)
+	defer b.Release()
+	for part := 0; part < 3; part++ {
+		for i := 0; i < 1000; i++ {
+			b.AppendKind(arrowconv.Insert)
+			b.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(part*1000 + i))
+			b.Column(1).(*arrowconv.BytesCol).Append([]byte(fmt.Sprintf("name %d", i)))
+		}
+		rec := b.Flush()
+		if err := w.Write(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		before := w.Buffered()
+		if err := w.FlushRowGroup(); err != nil {
+			t.Fatal(err)
+		}
+		if after := w.Buffered(); before == 0 || after >= before {
+			t.Errorf("buffered %d before, %d after ending the row group", before, after)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pf.RowGroups()); n != 3 || pf.NumRows() != 3000 {
+		t.Errorf("%d row groups, %d rows; want 3, 3000", n, pf.NumRows())
+	}
+}
