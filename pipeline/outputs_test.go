@@ -7,6 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/cdcetl/cdcetl/writer"
 )
 
 // TestPendingOutputsOfAKilledRun: a run killed after an output's rename
@@ -116,5 +120,32 @@ func TestMoveNoClobber(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(free); string(b) != "new" {
 		t.Errorf("moved file holds %q", b)
+	}
+}
+
+// fakeTableWriter is a table writer holding buffered bytes.
+type fakeTableWriter struct {
+	buffered, flushes int
+}
+
+func (w *fakeTableWriter) Write(context.Context, arrow.RecordBatch) error { return nil }
+func (w *fakeTableWriter) Close() error                                   { return nil }
+func (w *fakeTableWriter) Abort() error                                   { return nil }
+func (w *fakeTableWriter) Buffered() int                                  { return w.buffered }
+func (w *fakeTableWriter) FlushRowGroup() error                           { w.flushes++; w.buffered = 0; return nil }
+
+// TestBoundWriters: an input's table writers together hold at most
+// routedBudget; the largest ends its row group first.
+func TestBoundWriters(t *testing.T) {
+	a, b, c := &fakeTableWriter{buffered: routedBudget / 2}, &fakeTableWriter{buffered: routedBudget / 3}, &fakeTableWriter{buffered: routedBudget / 4}
+	fr := &fileRun{writers: map[int]writer.Writer{1: a, 2: b, 3: c}}
+	if err := fr.boundWriters(); err != nil {
+		t.Fatal(err)
+	}
+	if a.flushes != 1 || b.flushes != 0 || c.flushes != 0 {
+		t.Errorf("flushes %d %d %d, want the largest only", a.flushes, b.flushes, c.flushes)
+	}
+	if total := a.buffered + b.buffered + c.buffered; total > routedBudget {
+		t.Errorf("%d bytes held, budget %d", total, routedBudget)
 	}
 }

@@ -135,6 +135,9 @@ func (c *Config) OptionsFor(f *decode.Format) decode.Options {
 	return c.Options
 }
 
+// routedPageBytes is the page size of a routed conversion's writers.
+const routedPageBytes = 128 << 10
+
 // Conversion describes what the outputs of cfg are made with: the format,
 // the schema, the format's options, and the output and its encoding.
 // Settings that only decide what happens to bad messages or to inputs
@@ -698,6 +701,11 @@ func (r *run) newFileWriter(f reader.File, stem string, schema *arrowconv.Schema
 		}
 		if table != nil {
 			opts.Metadata["cdcetl.namespace"], opts.Metadata["cdcetl.table"] = table.Namespace, table.Name
+		}
+		if cfg.Schema == nil && opts.PageBytes == 0 {
+			// A writer per source table: each column buffers a page, so
+			// pages are smaller than one writer would make them.
+			opts.PageBytes = routedPageBytes
 		}
 		opts.CreatedBy = cfg.createdBy()
 		w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), schema, opts)

@@ -821,7 +821,7 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 // routedBudget is the memory an input's table writers may hold together
 // (row groups under way); past it, the largest ends its row group early.
 // An archive of many tables would otherwise hold a row group per table.
-const routedBudget = 48 << 20
+const routedBudget = 32 << 20
 
 // rowGroupFlusher is a writer holding a row group in memory (Parquet).
 type rowGroupFlusher interface {

@@ -20,7 +20,10 @@ type atomicFile struct {
 	done bool
 }
 
-func createAtomic(path string) (*atomicFile, error) {
+// createAtomic starts path's temporary file, writes buffered by bufSize
+// bytes (Parquet writes whole column chunks: a small buffer for the
+// footer; JSON lines: a large one).
+func createAtomic(path string, bufSize int) (*atomicFile, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", path, cause(err))
@@ -29,7 +32,7 @@ func createAtomic(path string) (*atomicFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", path, cause(err))
 	}
-	return &atomicFile{path: path, f: f, buf: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &atomicFile{path: path, f: f, buf: bufio.NewWriterSize(f, bufSize)}, nil
 }
 
 // commit flushes, syncs and closes the file, then renames it into place
@@ -104,7 +107,7 @@ func (e *bareErr) Unwrap() error { return e.pe }
 // WriteAtomic writes data to path as every output is written: a temporary
 // file in the same directory, synced, then renamed into place.
 func WriteAtomic(path string, data []byte) error {
-	f, err := createAtomic(path)
+	f, err := createAtomic(path, 1<<16)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func NewCDCJSONFile(path string, enc Encoder, compression string) (*CDCJSON, err
 	if _, err := JSONSuffix(compression); err != nil {
 		return nil, err
 	}
-	f, err := createAtomic(path)
+	f, err := createAtomic(path, 1<<20)
 	if err != nil {
 		return nil, err
 	}

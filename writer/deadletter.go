@@ -49,7 +49,7 @@ type DeadLetters struct {
 
 // NewDeadLetters starts the dead-letter file at path.
 func NewDeadLetters(path string) (*DeadLetters, error) {
-	f, err := createAtomic(path)
+	f, err := createAtomic(path, 1<<16)
 	if err != nil {
 		return nil, err
 	}

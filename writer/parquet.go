@@ -52,6 +52,10 @@ type ParquetOptions struct {
 	// pages the writer uses: on CDC data about half the bytes before
 	// compression, and faster to write, because snappy has less to do.
 	PlainIntegers bool
+	// PageBytes is the target uncompressed size of a data page (default
+	// 1 MiB). Every column buffers about one page: writers open by the
+	// dozen (one per source table) take smaller ones.
+	PageBytes int
 }
 
 // Codec returns the parquet-go codec for a --compression value.
@@ -172,7 +176,14 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	// A page's fixed-width values are buffered in storage sized once (a page
 	// ends past pageBytes, by at most a batch): memory is only touched as
 	// it fills, and never copied to grow.
-	pageCap := pageBytes + pageBytes/4
+	pb := opts.PageBytes
+	if pb <= 0 {
+		pb = pageBytes
+	}
+	for _, l := range p.leaves {
+		l.pageBytes = pb
+	}
+	pageCap := pb + pb/4
 	for _, l := range p.leaves[1:] {
 		l.delta = !opts.PlainIntegers && (l.phys == format.Int32 || l.phys == format.Int64)
 		switch {
@@ -189,7 +200,7 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		p.concurrency = runtime.GOMAXPROCS(0)
 	}
 
-	f, err := createAtomic(path)
+	f, err := createAtomic(path, 1<<16)
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,8 @@ type leaf struct {
 	signed bool // FIXED_LEN_BYTE_ARRAY ordered as signed (decimals)
 	maxRep int
 	maxDef int
+	// pageBytes is the target uncompressed size of its pages.
+	pageBytes int
 
 	// dict: dictionary-encode this leaf (whole chunk buffered, PLAIN
 	// fallback when the dictionary grows past dictLimitBytes). fixedDict
@@ -369,7 +371,7 @@ func truncateBounds(lo, hi []byte, n int, signed bool) ([]byte, []byte) {
 
 // pageFull says whether the page under way should be written now.
 func (l *leaf) pageFull() bool {
-	return (!l.dict || l.plainChunk) && len(l.vals)+8*len(l.ints)+4*len(l.ints32)+len(l.def)+len(l.rep) >= pageBytes
+	return (!l.dict || l.plainChunk) && len(l.vals)+8*len(l.ints)+4*len(l.ints32)+len(l.def)+len(l.rep) >= l.pageBytes
 }
 
 // flushPage encodes the page under way into the chunk.
@@ -620,7 +622,7 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 		end, nNulls, nRows, vend := start, 0, 0, vi
 		size := 0
 		for end < l.nValues {
-			if end > start && (l.maxRep == 0 || rep[end] == 0) && size >= pageBytes {
+			if end > start && (l.maxRep == 0 || rep[end] == 0) && size >= l.pageBytes {
 				break
 			}
 			if l.maxRep == 0 || rep[end] == 0 {
