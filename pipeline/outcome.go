@@ -72,6 +72,9 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			}
 		}
 	}
+	if err == nil && r.lake != nil && committed {
+		err = r.commitLake(context.Background(), fr, st)
+	}
 	if err == nil && fr.dead != nil {
 		err = fr.dead.Close()
 		out := r.deadLetterPath(fr)

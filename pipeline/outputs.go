@@ -340,7 +340,7 @@ func copyNew(src, dst string) (err error) {
 func (r *run) outputNames(stem string) (main, dead string, err error) {
 	cfg := r.cfg
 	switch {
-	case cfg.To == ToParquet:
+	case cfg.To == ToParquet, cfg.To == ToIceberg:
 		main = stem + ".parquet"
 	case cfg.Target != nil:
 		suffix, err := writer.JSONSuffix(cfg.JSONCompression)

@@ -68,8 +68,15 @@ type Config struct {
 	// DDLDir holds CREATE TABLE files ("<namespace>.<table>.sql") that pin
 	// those tables' schemas in a routed conversion.
 	DDLDir string
-	// To is "print", "parquet", or a format name for re-encoding.
+	// To is "print", "parquet", "iceberg", or a format name for
+	// re-encoding.
 	To string
+	// Catalog is Iceberg output's catalog ("" or sqlite:PATH: the
+	// embedded one in OutDir; rest+https://...: a REST catalog).
+	Catalog string
+	// Table names the one table of a conversion with a schema, for
+	// Iceberg output.
+	Table *TableKey
 	// OutDir receives one output per input file; empty means Stdout
 	// (print and re-encoding only).
 	OutDir string
@@ -192,7 +199,13 @@ func (c *Config) Conversion() Conversion {
 		m["exclude-table"] = c.ExcludeTable.String()
 	}
 	switch {
-	case c.To == ToParquet:
+	case c.To == ToParquet || c.To == ToIceberg:
+		if c.To == ToIceberg {
+			if k := lakeTableKey(c); k != nil && c.Schema != nil {
+				m["iceberg-table"] = k.Namespace + "." + k.Name
+			}
+			m["catalog"] = c.Catalog
+		}
 		comp := strings.ToLower(c.Parquet.Compression)
 		if comp == "" {
 			comp = "snappy"
@@ -444,6 +457,13 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	if cfg.OutDir == "" && cfg.To == ToParquet && cfg.Batches == nil {
 		return Stats{}, setup(errors.New("parquet output needs an output directory (-o DIR)"))
 	}
+	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
+	if cfg.To == ToIceberg {
+		if err := r.openLake(ctx); err != nil {
+			return Stats{}, setup(err)
+		}
+		defer r.lake.Close()
+	}
 	if cfg.OutDir != "" {
 		if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 			return Stats{}, setup(err)
@@ -455,7 +475,6 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	if cfg.Schema != nil && cfg.Format == nil {
 		return Stats{}, setup(errors.New("a schema needs its format: set Config.Format (--format)"))
 	}
-	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
 	if cfg.Schema == nil {
 		if r.router, err = newRouter(&cfg); err != nil {
 			return Stats{}, setup(err)
@@ -597,7 +616,14 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 			// Writers are made before any chunk is read, so an unwritable
 			// output stops the run before work is done.
 			if streams == nil && r.router == nil {
-				w, out, err := r.newFileWriter(f, fr.stem, cfg.Schema, cfg.Format, cfg.OnlyTable)
+				var w writer.Writer
+				var out string
+				var err error
+				if r.lake != nil {
+					w, out, err = r.newLakeWriter(ctx, fr, nil, cfg.Schema)
+				} else {
+					w, out, err = r.newFileWriter(f, fr.stem, cfg.Schema, cfg.Format, cfg.OnlyTable)
+				}
 				if err != nil {
 					return err
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -44,6 +45,10 @@ type run struct {
 	// is the run's group, for the attempts a feeder starts again.
 	router *router
 	g      *errgroup.Group
+	// lake is the catalog of Iceberg output (else nil); runID names the
+	// run's data files and commits.
+	lake  *lake.Lake
+	runID string
 }
 
 // tableSamples is how many messages of each chunk are sampled for their
@@ -92,6 +97,9 @@ type fileRun struct {
 	writers       map[int]writer.Writer
 	touched       []*tableRun
 	tableStats    map[int]*TableStats
+	// lakeOuts are the input's Iceberg data files, by table (0: the one
+	// table of a conversion with a schema).
+	lakeOuts map[int]*lakeOut
 }
 
 type chunkJob struct {
@@ -801,7 +809,12 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 	if w == nil {
 		var out string
 		var err error
-		if w, out, err = r.newFileWriter(fr.file, filepath.Join(t.tr.dir, routedStem(fr.stem)), t.tr.schema, fr.format, &t.tr.key); err != nil {
+		if r.lake != nil {
+			w, out, err = r.newLakeWriter(ctx, fr, t.tr, t.tr.schema)
+		} else {
+			w, out, err = r.newFileWriter(fr.file, filepath.Join(t.tr.dir, routedStem(fr.stem)), t.tr.schema, fr.format, &t.tr.key)
+		}
+		if err != nil {
 			return err
 		}
 		if fr.writers == nil {

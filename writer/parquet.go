@@ -56,6 +56,27 @@ type ParquetOptions struct {
 	// 1 MiB). Every column buffers about one page: writers open by the
 	// dozen (one per source table) take smaller ones.
 	PageBytes int
+	// Iceberg writes the file as an Iceberg data file: physical types as
+	// the Iceberg spec maps them (TINYINT and SMALLINT as plain INT32, TIME
+	// and TIMESTAMP in microseconds whatever the precision: milliseconds
+	// are scaled up, nanoseconds floored), with FieldIDs.
+	Iceberg bool
+	// FieldIDs gives the field_id of the column at a path of Parquet names
+	// (top-level name first; lists as name/list/element, maps as
+	// name/key_value/key|value), or 0 for none.
+	FieldIDs func(path []string) int32
+}
+
+// storage is how Arrow values become Parquet ones: as declared, or as an
+// Iceberg data file needs them.
+type storage struct{ iceberg bool }
+
+// unitOf is the Parquet unit a TIME or TIMESTAMP of precision p is stored in.
+func (st storage) unitOf(p int) parquet.TimeUnit {
+	if st.iceberg {
+		return parquet.Microsecond
+	}
+	return timeUnit(p)
 }
 
 // Codec returns the parquet-go codec for a --compression value.
@@ -125,12 +146,13 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	if p.createdBy == "" {
 		p.createdBy = "cdcetl"
 	}
+	st := storage{iceberg: opts.Iceberg}
 	root := &orderedGroup{}
 	root.add(arrowconv.RowKindColumn, parquet.String())
 	for _, c := range s.Columns {
-		root.add(c.Name, parquet.Optional(nodeFor(c.Type)))
+		root.add(c.Name, parquet.Optional(st.nodeFor(c.Type)))
 	}
-	p.schemaOf(root)
+	p.schemaOf(root, opts.FieldIDs)
 	for k, v := range opts.Metadata {
 		p.kv = append(p.kv, format.KeyValue{Key: k, Value: v})
 	}
@@ -159,7 +181,7 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	})
 	for _, c := range s.Columns {
 		first := next
-		if cf := columnFor(c.Type, newLeaf); cf != nil {
+		if cf := st.columnFor(c.Type, newLeaf); cf != nil {
 			p.emit = append(p.emit, nil)
 			p.cols = append(p.cols, cf)
 			if !opts.PlainStrings && c.Type.IsString() {
@@ -168,7 +190,7 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 				l.dict, l.dictIdx = true, newDictTable()
 			}
 		} else {
-			p.emit = append(p.emit, emitterFor(c.Type, true, 0, newLeaf))
+			p.emit = append(p.emit, st.emitterFor(c.Type, true, 0, newLeaf))
 			p.cols = append(p.cols, nil)
 		}
 		p.colLeaves = append(p.colLeaves, p.leaves[first:next])
@@ -214,7 +236,7 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 
 // schemaOf flattens the node tree into Parquet schema elements and leaves
 // (depth first, the order of the columns in the file).
-func (p *Parquet) schemaOf(root parquet.Node) {
+func (p *Parquet) schemaOf(root parquet.Node, ids func([]string) int32) {
 	var walk func(n parquet.Node, name string, path []string, rep, def int, isRoot bool)
 	walk = func(n parquet.Node, name string, path []string, rep, def int, isRoot bool) {
 		el := format.SchemaElement{Name: name}
@@ -231,6 +253,11 @@ func (p *Parquet) schemaOf(root parquet.Node) {
 				el.RepetitionType.Set(format.Required)
 			}
 			path = append(slices.Clip(path), name)
+			if ids != nil {
+				if id := ids(path); id != 0 {
+					el.FieldID = id
+				}
+			}
 		}
 		t := n.Type()
 		if lt := t.LogicalType(); lt != nil {
@@ -299,13 +326,19 @@ func timeUnit(p int) parquet.TimeUnit {
 }
 
 // nodeFor maps a SQL type to a Parquet node (without its optionality).
-func nodeFor(t arrowconv.Type) parquet.Node {
+func (st storage) nodeFor(t arrowconv.Type) parquet.Node {
 	switch t.Kind {
 	case arrowconv.Boolean:
 		return parquet.Leaf(parquet.BooleanType)
 	case arrowconv.TinyInt:
+		if st.iceberg {
+			return parquet.Int(32)
+		}
 		return parquet.Int(8)
 	case arrowconv.SmallInt:
+		if st.iceberg {
+			return parquet.Int(32)
+		}
 		return parquet.Int(16)
 	case arrowconv.Int:
 		return parquet.Int(32)
@@ -330,21 +363,21 @@ func nodeFor(t arrowconv.Type) parquet.Node {
 	case arrowconv.Date:
 		return parquet.Date()
 	case arrowconv.Time:
-		return parquet.TimeAdjusted(timeUnit(t.Precision), false)
+		return parquet.TimeAdjusted(st.unitOf(t.Precision), false)
 	case arrowconv.Timestamp:
-		return parquet.TimestampAdjusted(timeUnit(t.Precision), false)
+		return parquet.TimestampAdjusted(st.unitOf(t.Precision), false)
 	case arrowconv.TimestampLTZ:
-		return parquet.TimestampAdjusted(timeUnit(t.Precision), true)
+		return parquet.TimestampAdjusted(st.unitOf(t.Precision), true)
 	case arrowconv.Array:
-		return parquet.List(parquet.Optional(nodeFor(*t.Elem)))
+		return parquet.List(parquet.Optional(st.nodeFor(*t.Elem)))
 	case arrowconv.Map:
-		return parquet.Map(nodeFor(*t.Elem), parquet.Optional(nodeFor(*t.Value)))
+		return parquet.Map(st.nodeFor(*t.Elem), parquet.Optional(st.nodeFor(*t.Value)))
 	case arrowconv.Multiset:
-		return parquet.Map(nodeFor(*t.Elem), parquet.Optional(parquet.Int(32)))
+		return parquet.Map(st.nodeFor(*t.Elem), parquet.Optional(parquet.Int(32)))
 	case arrowconv.Row:
 		g := &orderedGroup{}
 		for _, f := range t.Fields {
-			g.add(f.Name, parquet.Optional(nodeFor(f.Type)))
+			g.add(f.Name, parquet.Optional(st.nodeFor(f.Type)))
 		}
 		return g
 	}
@@ -353,7 +386,7 @@ func nodeFor(t arrowconv.Type) parquet.Node {
 
 // columnFor returns a column-at-a-time writer for a flat (non-nested) type,
 // or nil. It resolves the array type once per batch instead of per value.
-func columnFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
+func (st storage) columnFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 	switch t.Kind {
 	case arrowconv.Array, arrowconv.Map, arrowconv.Multiset, arrowconv.Row:
 		return nil
@@ -413,7 +446,7 @@ func columnFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 			}
 		}
 	}
-	put := putterFor(t)
+	put := st.putterFor(t)
 	return func(arr arrow.Array, from, to int) {
 		for i := from; i < to; i++ {
 			if arr.IsNull(i) {
@@ -429,7 +462,7 @@ func columnFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 // emitterFor builds the level-computing emitter for a value of type t.
 // optional says whether the node adds a definition level; repDepth is the
 // number of repeated ancestors (the repetition level of a new element).
-func emitterFor(t arrowconv.Type, optional bool, repDepth int, newLeaf func() *leaf) emitFunc {
+func (st storage) emitterFor(t arrowconv.Type, optional bool, repDepth int, newLeaf func() *leaf) emitFunc {
 	opt := 0
 	if optional {
 		opt = 1
@@ -447,14 +480,14 @@ func emitterFor(t arrowconv.Type, optional bool, repDepth int, newLeaf func() *l
 		var leaves []*leaf
 		track := func() *leaf { l := newLeaf(); leaves = append(leaves, l); return l }
 		if t.Kind == arrowconv.Array {
-			children = append(children, emitterFor(*t.Elem, true, repDepth+1, track))
+			children = append(children, st.emitterFor(*t.Elem, true, repDepth+1, track))
 		} else {
-			children = append(children, emitterFor(*t.Elem, false, repDepth+1, track))
+			children = append(children, st.emitterFor(*t.Elem, false, repDepth+1, track))
 			vt := arrowconv.Type{Kind: arrowconv.Int}
 			if t.Kind == arrowconv.Map {
 				vt = *t.Value
 			}
-			children = append(children, emitterFor(vt, true, repDepth+1, track))
+			children = append(children, st.emitterFor(vt, true, repDepth+1, track))
 		}
 		return func(arr arrow.Array, i, rep, def int) {
 			if optional && arr.IsNull(i) {
@@ -490,7 +523,7 @@ func emitterFor(t arrowconv.Type, optional bool, repDepth int, newLeaf func() *l
 		var leaves []*leaf
 		track := func() *leaf { l := newLeaf(); leaves = append(leaves, l); return l }
 		for _, f := range t.Fields {
-			children = append(children, emitterFor(f.Type, true, repDepth, track))
+			children = append(children, st.emitterFor(f.Type, true, repDepth, track))
 		}
 		return func(arr arrow.Array, i, rep, def int) {
 			if optional && arr.IsNull(i) {
@@ -504,7 +537,7 @@ func emitterFor(t arrowconv.Type, optional bool, repDepth int, newLeaf func() *l
 		}
 	}
 	l := newLeaf()
-	put := putterFor(t)
+	put := st.putterFor(t)
 	return func(arr arrow.Array, i, rep, def int) {
 		if optional && arr.IsNull(i) {
 			l.level(rep, def)
@@ -524,7 +557,7 @@ func floorDiv(a, b int64) int64 {
 }
 
 // putterFor returns how element i of a leaf array becomes a Parquet value.
-func putterFor(t arrowconv.Type) func(*leaf, arrow.Array, int) {
+func (st storage) putterFor(t arrowconv.Type) func(*leaf, arrow.Array, int) {
 	switch t.Kind {
 	case arrowconv.Boolean:
 		return func(l *leaf, a arrow.Array, i int) { l.putBool(a.(*array.Boolean).Value(i)) }
@@ -569,7 +602,12 @@ func putterFor(t arrowconv.Type) func(*leaf, arrow.Array, int) {
 	case arrowconv.Time:
 		// The Arrow unit is the Parquet one: MILLIS (INT32) up to precision
 		// 3, MICROS or NANOS (INT64) above.
-		if t.Precision <= 3 {
+		switch {
+		case st.iceberg && t.Precision <= 3:
+			return func(l *leaf, a arrow.Array, i int) { l.putInt64(int64(a.(*array.Time32).Value(i)) * 1000) }
+		case st.iceberg && t.Precision > 6:
+			return func(l *leaf, a arrow.Array, i int) { l.putInt64(floorDiv(int64(a.(*array.Time64).Value(i)), 1000)) }
+		case t.Precision <= 3:
 			return func(l *leaf, a arrow.Array, i int) { l.putInt32(int32(a.(*array.Time32).Value(i))) }
 		}
 		return func(l *leaf, a arrow.Array, i int) { l.putInt64(int64(a.(*array.Time64).Value(i))) }
@@ -578,7 +616,11 @@ func putterFor(t arrowconv.Type) func(*leaf, arrow.Array, int) {
 		// (arrowconv.TimestampUnit); Parquet gets the declared precision's
 		// unit: MILLIS up to 3, MICROS up to 6, NANOS above.
 		div := int64(1)
-		if t.Precision <= 3 {
+		switch {
+		case st.iceberg && t.Precision > 6:
+			div = 1e3 // nanoseconds to Iceberg's microseconds
+		case st.iceberg:
+		case t.Precision <= 3:
 			div = 1e3
 		}
 		return func(l *leaf, a arrow.Array, i int) {

@@ -46,6 +46,7 @@ type convertOpts struct {
 	logFormat                                 string
 	semantics, columnCase, sourceTZ           string
 	includeTable, excludeTable, ddlDir        string
+	catalog, table                            string
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
@@ -60,7 +61,9 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.excludeTable, "exclude-table", "", "drop messages of tables whose \"namespace.table\" this Go RE2 expression matches whole (counted as filtered)")
 	fs.StringVar(&o.ddlDir, "ddl-dir", "", "without --schema: a directory of <namespace>.<table>.sql CREATE TABLE files that pin those tables' schemas (others are inferred)")
 	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable); --KEY=VALUE works too")
-	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
+	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), iceberg (tables in the warehouse -o DIR), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
+	fs.StringVar(&o.catalog, "catalog", "", "iceberg: the catalog, sqlite:PATH (default: the embedded one, DIR/_catalog.db) or rest+https://HOST/PATH")
+	fs.StringVar(&o.table, "table", "", "the table a conversion with a schema loads into, NAMESPACE.NAME (iceberg)")
 	fs.BoolVar(&o.mergeUpdates, "merge-updates", false, "re-encoding: write a -U row followed by its +U row as one native update message (Flink writes a delete and an insert)")
 	fs.BoolVar(&o.envelope, "envelope", false, "re-encoding: put declared metadata columns back into the target envelope (canal also gets mysqlType/sqlType/pkNames)")
 	fs.StringVar(&o.out, "o", "", "output directory (one output file per input file)")
@@ -405,10 +408,10 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 	}
 	var target *decode.Format
-	if to != pipeline.ToPrint && to != pipeline.ToParquet {
+	if to != pipeline.ToPrint && to != pipeline.ToParquet && to != pipeline.ToIceberg {
 		t, ok := decode.Lookup(to)
 		if !ok {
-			outs := append([]string{pipeline.ToPrint, pipeline.ToParquet}, decode.FormatNames()...)
+			outs := append([]string{pipeline.ToPrint, pipeline.ToParquet, pipeline.ToIceberg}, decode.FormatNames()...)
 			return cfg, nil, usagef("unknown output --to %q%s (%s)", to, didYouMean(to, outs), strings.Join(outs, ", "))
 		}
 		target = t
@@ -493,6 +496,12 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if to == pipeline.ToParquet && o.out == "" {
 		return cfg, nil, usagef("--to parquet needs -o DIR")
 	}
+	if to == pipeline.ToIceberg && o.out == "" {
+		return cfg, nil, usagef("--to iceberg needs -o DIR: the warehouse (tables at DIR/<namespace>/<table>, the embedded catalog at DIR/_catalog.db)")
+	}
+	if (o.catalog != "") && to != pipeline.ToIceberg {
+		return cfg, nil, usagef("--catalog applies only with --to iceberg")
+	}
 	if to == pipeline.ToPrint && o.out != "" {
 		return cfg, nil, usagef("--to print writes to stdout; drop -o")
 	}
@@ -541,6 +550,20 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		cfg.FormatOptions = perFormat
 	}
 	cfg.OnlyTable = only
+	cfg.Catalog = o.catalog
+	if o.table != "" {
+		if !strings.Contains(o.table, ".") {
+			return cfg, nil, usagef("--table %q: want NAMESPACE.NAME", o.table)
+		}
+		if routed {
+			return cfg, nil, usagef("--table names the one table of a conversion with a schema; without --schema/--ddl every source table gets its own (filter them with --include-table)")
+		}
+		ns, name, _ := strings.Cut(o.table, ".")
+		cfg.Table = &pipeline.TableKey{Namespace: ns, Name: name}
+	}
+	if to == pipeline.ToIceberg && !routed && cfg.Table == nil && cfg.OnlyTable == nil {
+		return cfg, nil, usagef("--to iceberg with a schema needs the table to load into: --table NAMESPACE.NAME")
+	}
 	for _, t := range []struct {
 		flag, expr string
 		re   **regexp.Regexp

@@ -1,0 +1,142 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Snapshot summary keys cdcetl writes.
+const (
+	// SummaryInput is the input a commit holds, as JSON (Input).
+	SummaryInput = "cdcetl.input"
+	// SummaryRun identifies the run that committed it.
+	SummaryRun = "cdcetl.run"
+	// SummaryRows is the number of rows committed, by kind.
+	SummaryRows = "cdcetl.rows"
+)
+
+// Input is an input as commits record it. Its identity is its content
+// (XXH3-128 of the stored bytes, and the size): the same bytes under
+// another name, or moved by --on-success, are the same input.
+type Input struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	Hash string `json:"xxh3_128"`
+}
+
+// ID is the input's identity.
+func (in Input) ID() string { return in.Hash + ":" + strconv.FormatInt(in.Size, 10) }
+
+// refresh reads the inputs recorded by snapshots not read yet.
+func (t *Table) refresh() {
+	for _, s := range t.tbl.Metadata().Snapshots() {
+		if t.seen[s.SnapshotID] {
+			continue
+		}
+		t.seen[s.SnapshotID] = true
+		if s.Summary == nil {
+			continue
+		}
+		var in Input
+		if raw, ok := s.Summary.Properties[SummaryInput]; ok && json.Unmarshal([]byte(raw), &in) == nil {
+			t.committed[in.ID()] = s.Summary.Properties[SummaryRun]
+		}
+	}
+}
+
+// Committed reports whether the table holds input in (after reloading it).
+func (t *Table) Committed(ctx context.Context, in Input) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.tbl.Refresh(ctx); err != nil {
+		return false, err
+	}
+	t.refresh()
+	_, ok := t.committed[in.ID()]
+	return ok, nil
+}
+
+// maxAttempts bounds the retries of a commit that met a concurrent one.
+const maxAttempts = 20
+
+// Commit appends the data files (absolute paths, in the table's data
+// directory) as one snapshot recording in, unless the table already holds
+// in: then the files are removed, and Commit reports false. rows goes into
+// the summary for people.
+func (t *Table) Commit(ctx context.Context, files []string, in Input, run string, rows string) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	raw, _ := json.Marshal(in)
+	props := iceberg.Properties{SummaryInput: string(raw), SummaryRun: run}
+	if rows != "" {
+		props[SummaryRows] = rows
+	}
+	var last error
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if attempt > 0 {
+			if err := t.tbl.Refresh(ctx); err != nil {
+				return false, err
+			}
+		}
+		t.refresh()
+		if _, ok := t.committed[in.ID()]; ok {
+			return false, removeAll(files)
+		}
+		done, err := t.commitOnce(ctx, files, props)
+		if err == nil {
+			t.tbl = done
+			t.refresh()
+			return true, nil
+		}
+		if !errors.Is(err, table.ErrCommitFailed) {
+			return false, fmt.Errorf("iceberg table %s: committing %s: %w", t.Name(), in.Path, err)
+		}
+		last = err
+	}
+	return false, fmt.Errorf("iceberg table %s: committing %s: %d attempts met concurrent commits: %w", t.Name(), in.Path, maxAttempts, last)
+}
+
+func (t *Table) commitOnce(ctx context.Context, files []string, props iceberg.Properties) (*table.Table, error) {
+	tx := t.tbl.NewTransaction()
+	// The head this commit was decided on: a concurrent commit (which may
+	// hold the same input) fails it, rather than iceberg-go replaying it.
+	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return nil, err
+	}
+	fs, err := t.tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	meta := t.tbl.Metadata()
+	spec := meta.PartitionSpec()
+	dfs := make([]iceberg.DataFile, 0, len(files))
+	for _, f := range files {
+		df, err := table.FileToDataFile(ctx, fs, FileURL(f), t.tbl.Schema(), spec, 0, meta.Properties())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		dfs = append(dfs, df)
+	}
+	if err := tx.AddDataFiles(ctx, dfs, props); err != nil {
+		return nil, err
+	}
+	return tx.Commit(ctx)
+}
+
+// removeAll removes files (a commit found its input committed already).
+func removeAll(files []string) error {
+	var errs []error
+	for _, f := range files {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,465 @@
+// Package lake lands conversions in Apache Iceberg tables (iceberg-go).
+//
+// cdcetl writes the data files itself, with its own Parquet encoder in
+// Iceberg mode (field IDs, Iceberg's physical types), and registers them
+// in a commit per input and table. Each commit's snapshot summary names
+// the input it holds (content hash and size, path for people), so a rerun,
+// a restarted run or a second writer never commits an input twice: before
+// committing, the table's history is read, and the commit asserts the
+// branch head it read (AssertRefSnapshotID), so a concurrent commit makes
+// it fail and look again instead of applying twice.
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	"github.com/apache/iceberg-go/table"
+	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// CatalogFile is the embedded catalog's file in the warehouse.
+const CatalogFile = "_catalog.db"
+
+// Lake is a warehouse directory and the catalog its tables are kept in.
+type Lake struct {
+	cat       catalog.Catalog
+	warehouse string // absolute
+	closeFn   func() error
+
+	mu     sync.Mutex
+	tables map[string]*Table // by identifier
+}
+
+// Open opens the catalog uri for the warehouse directory: "" or
+// "sqlite:PATH" (the embedded SQL catalog, default WAREHOUSE/_catalog.db),
+// or "rest+https://HOST/PATH" / "rest+http://..." (a REST catalog).
+func Open(ctx context.Context, warehouse, uri string) (*Lake, error) {
+	abs, err := filepath.Abs(warehouse)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, err
+	}
+	l := &Lake{warehouse: abs, tables: map[string]*Table{}}
+	switch {
+	case uri == "" || strings.HasPrefix(uri, "sqlite:"):
+		path := strings.TrimPrefix(uri, "sqlite:")
+		if path == "" {
+			path = filepath.Join(abs, CatalogFile)
+		}
+		// WAL and a busy timeout: shards and a watcher share the file.
+		// Transactions take the write lock when they begin (a read that
+		// becomes a write in WAL mode fails at once instead of waiting),
+		// and one connection serializes the process's own.
+		db, err := sql.Open(sqliteshim.ShimName, (&url.URL{Scheme: "file", Opaque: path,
+			RawQuery: "_pragma=busy_timeout(60000)&_pragma=journal_mode(WAL)&_txlock=immediate"}).String())
+		if err != nil {
+			return nil, fmt.Errorf("--catalog %s: %w", uri, err)
+		}
+		db.SetMaxOpenConns(1)
+		c, err := sqlcat.NewCatalog("cdcetl", db, sqlcat.SQLite, iceberg.Properties{"warehouse": FileURL(abs)})
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("--catalog %s: %w", path, err)
+		}
+		l.cat, l.closeFn = c, func() error { return errors.Join(c.Close(), db.Close()) }
+	case strings.HasPrefix(uri, "rest+"):
+		u := strings.TrimPrefix(uri, "rest+")
+		if _, err := url.Parse(u); err != nil {
+			return nil, fmt.Errorf("--catalog %s: %w", uri, err)
+		}
+		c, err := rest.NewCatalog(ctx, "cdcetl", u, rest.WithWarehouseLocation(FileURL(abs)))
+		if err != nil {
+			return nil, fmt.Errorf("--catalog %s: %w", uri, err)
+		}
+		l.cat, l.closeFn = c, func() error { return nil }
+	default:
+		return nil, fmt.Errorf("--catalog %q: want sqlite:PATH (the default, WAREHOUSE/%s) or rest+https://HOST/PATH", uri, CatalogFile)
+	}
+	return l, nil
+}
+
+// FileURL is the file: URL of an absolute path, escaped (table and
+// directory names may hold '%', spaces and the like).
+func FileURL(path string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+}
+
+// Close closes the catalog.
+func (l *Lake) Close() error {
+	if l.closeFn == nil {
+		return nil
+	}
+	return l.closeFn()
+}
+
+// Catalog is the catalog (tests read tables back through it).
+func (l *Lake) Catalog() catalog.Catalog { return l.cat }
+
+// Warehouse is the warehouse directory.
+func (l *Lake) Warehouse() string { return l.warehouse }
+
+// Table is one Iceberg table cdcetl writes to.
+type Table struct {
+	lake  *Lake
+	ident table.Identifier
+	dir   string // absolute: the table's location
+
+	mu  sync.Mutex
+	tbl *table.Table
+	ids map[string]int32 // Parquet path (names joined by \x00) → field ID
+	// committed holds the inputs found in the table's snapshots, and seen
+	// the snapshots already read for them.
+	committed map[string]string // input identity → snapshot summary's run
+	seen      map[int64]bool
+}
+
+// Table returns the table ns.name kept at dir (an absolute directory in
+// the warehouse), created when missing and evolved to hold schema s: every
+// column of s exists in it (added when missing, widened where Iceberg
+// allows). _rowkind comes first.
+func (l *Lake) Table(ctx context.Context, ns, name, dir string, s *arrowconv.Schema) (*Table, error) {
+	ident := table.Identifier{ns, name}
+	key := ns + "\x00" + name
+	l.mu.Lock()
+	t := l.tables[key]
+	if t == nil {
+		t = &Table{lake: l, ident: ident, dir: dir, committed: map[string]string{}, seen: map[int64]bool{}}
+		l.tables[key] = t
+	}
+	l.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.ensure(ctx, s); err != nil {
+		return nil, fmt.Errorf("iceberg table %s: %w", strings.Join(ident, "."), err)
+	}
+	return t, nil
+}
+
+// Existing returns the table ns.name when the catalog has it, else nil.
+func (l *Lake) Existing(ctx context.Context, ns, name, dir string) (*Table, error) {
+	key := ns + "\x00" + name
+	l.mu.Lock()
+	t := l.tables[key]
+	l.mu.Unlock()
+	if t != nil {
+		return t, nil
+	}
+	tbl, err := l.cat.LoadTable(ctx, table.Identifier{ns, name})
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t = l.tables[key]; t == nil {
+		t = &Table{lake: l, ident: table.Identifier{ns, name}, dir: dir, tbl: tbl, committed: map[string]string{}, seen: map[int64]bool{}}
+		t.index()
+		l.tables[key] = t
+	}
+	return t, nil
+}
+
+// Name is the table's identifier, "ns.name".
+func (t *Table) Name() string { return strings.Join(t.ident, ".") }
+
+// Dir is the table's location (a directory).
+func (t *Table) Dir() string { return t.dir }
+
+// DataDir is where the table's data files go.
+func (t *Table) DataDir() string { return filepath.Join(t.dir, "data") }
+
+// Iceberg is the table as last loaded or committed.
+func (t *Table) Iceberg() *table.Table {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.tbl
+}
+
+// ensure loads or creates the table and evolves its schema to hold s.
+func (t *Table) ensure(ctx context.Context, s *arrowconv.Schema) error {
+	if t.tbl == nil {
+		tbl, err := t.lake.cat.LoadTable(ctx, t.ident)
+		if errors.Is(err, catalog.ErrNoSuchTable) {
+			tbl, err = t.create(ctx, s)
+		}
+		if err != nil {
+			return err
+		}
+		t.tbl = tbl
+	}
+	for attempt := 0; ; attempt++ {
+		err := t.evolve(ctx, s)
+		if err == nil || !errors.Is(err, table.ErrCommitFailed) || attempt == 5 {
+			if err == nil {
+				t.index()
+			}
+			return err
+		}
+		if err := t.tbl.Refresh(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (t *Table) create(ctx context.Context, s *arrowconv.Schema) (*table.Table, error) {
+	ns := t.ident[:1]
+	if err := t.lake.cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		return nil, err
+	}
+	sc, err := Schema(s)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := t.lake.cat.CreateTable(ctx, t.ident, sc,
+		catalog.WithLocation(FileURL(t.dir)),
+		catalog.WithProperties(iceberg.Properties{
+			"format-version":                  "2",
+			"write.parquet.compression-codec": "snappy",
+			"cdcetl.created-by":               "cdcetl",
+		}))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		return t.lake.cat.LoadTable(ctx, t.ident) // another writer made it first
+	}
+	return tbl, err
+}
+
+// evolve adds the columns of s the table lacks and widens those whose
+// type s widens, in one schema commit (none when nothing changes).
+func (t *Table) evolve(ctx context.Context, s *arrowconv.Schema) error {
+	cur := t.tbl.Schema()
+	tx := t.tbl.NewTransaction()
+	us := tx.UpdateSchema(true, false)
+	changed := false
+	for _, c := range s.Columns {
+		want, err := icebergType(c.Type)
+		if err != nil {
+			return fmt.Errorf("column %s: %w", c.Name, err)
+		}
+		f, ok := cur.FindFieldByNameCaseInsensitive(c.Name)
+		if !ok || f.Name != c.Name {
+			if ok {
+				return fmt.Errorf("column %s: the table has %s; Iceberg readers may match names without case", c.Name, f.Name)
+			}
+			us.AddColumn([]string{c.Name}, want, c.Comment, false, nil)
+			changed = true
+			continue
+		}
+		if sameType(f.Type, want) {
+			continue
+		}
+		if !promotable(f.Type, want) {
+			if promotable(want, f.Type) {
+				continue // narrower data in a wider column
+			}
+			return fmt.Errorf("column %s is %s in the table and %s now: Iceberg cannot change the one into the other; convert into a new table (a --ddl-dir DDL for it, or another -o)", c.Name, f.Type, want)
+		}
+		us.UpdateColumn([]string{c.Name}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Val: want, Valid: true}})
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	if err := us.Commit(); err != nil {
+		return err
+	}
+	tbl, err := tx.Commit(ctx)
+	if err != nil {
+		return err
+	}
+	t.tbl = tbl
+	return nil
+}
+
+// sameType compares two types ignoring field IDs (a schema made from
+// SQL types has none yet).
+func sameType(a, b iceberg.Type) bool {
+	switch x := a.(type) {
+	case *iceberg.ListType:
+		y, ok := b.(*iceberg.ListType)
+		return ok && x.ElementRequired == y.ElementRequired && sameType(x.Element, y.Element)
+	case *iceberg.MapType:
+		y, ok := b.(*iceberg.MapType)
+		return ok && x.ValueRequired == y.ValueRequired && sameType(x.KeyType, y.KeyType) && sameType(x.ValueType, y.ValueType)
+	case *iceberg.StructType:
+		y, ok := b.(*iceberg.StructType)
+		if !ok || len(x.FieldList) != len(y.FieldList) {
+			return false
+		}
+		for i, f := range x.FieldList {
+			g := y.FieldList[i]
+			if f.Name != g.Name || f.Required != g.Required || !sameType(f.Type, g.Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return a.Equals(b)
+}
+
+// promotable reports whether Iceberg lets a column of type from become to.
+func promotable(from, to iceberg.Type) bool {
+	switch f := from.(type) {
+	case iceberg.Int32Type:
+		_, ok := to.(iceberg.Int64Type)
+		return ok
+	case iceberg.Float32Type:
+		_, ok := to.(iceberg.Float64Type)
+		return ok
+	case iceberg.DecimalType:
+		d, ok := to.(iceberg.DecimalType)
+		return ok && d.Scale() == f.Scale() && d.Precision() > f.Precision()
+	}
+	return false
+}
+
+// index records the field ID of every Parquet path of the current schema.
+func (t *Table) index() {
+	t.ids = map[string]int32{}
+	var walk func(path []string, f iceberg.NestedField)
+	walk = func(path []string, f iceberg.NestedField) {
+		path = append(path, f.Name)
+		t.ids[strings.Join(path, "\x00")] = int32(f.ID)
+		switch ty := f.Type.(type) {
+		case *iceberg.StructType:
+			for _, c := range ty.FieldList {
+				walk(path, c)
+			}
+		case *iceberg.ListType:
+			walk(append(path, "list"), ty.ElementField())
+		case *iceberg.MapType:
+			walk(append(path, "key_value"), ty.KeyField())
+			walk(append(path, "key_value"), ty.ValueField())
+		}
+	}
+	for _, f := range t.tbl.Schema().Fields() {
+		walk(nil, f)
+	}
+}
+
+// FieldIDs returns the field ID of a Parquet path, for the writer.
+func (t *Table) FieldIDs() func(path []string) int32 {
+	t.mu.Lock()
+	ids := t.ids
+	t.mu.Unlock()
+	return func(path []string) int32 { return ids[strings.Join(path, "\x00")] }
+}
+
+// Schema is the Iceberg schema of s: _rowkind, then its columns (IDs in
+// order; a catalog assigns its own when the table is made).
+func Schema(s *arrowconv.Schema) (*iceberg.Schema, error) {
+	fields := []iceberg.NestedField{{ID: 1, Name: arrowconv.RowKindColumn, Type: iceberg.PrimitiveTypes.String, Required: false,
+		Doc: "the change: +I insert, -U before and +U after an update, -D delete"}}
+	for _, c := range s.Columns {
+		ty, err := icebergType(c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.Name, err)
+		}
+		fields = append(fields, iceberg.NestedField{Name: c.Name, Type: ty, Doc: c.Comment})
+	}
+	next := 0
+	var number func(ty iceberg.Type) iceberg.Type
+	number = func(ty iceberg.Type) iceberg.Type {
+		switch t := ty.(type) {
+		case *iceberg.StructType:
+			for i := range t.FieldList {
+				next++
+				t.FieldList[i].ID = next
+				t.FieldList[i].Type = number(t.FieldList[i].Type)
+			}
+		case *iceberg.ListType:
+			next++
+			t.ElementID = next
+			t.Element = number(t.Element)
+		case *iceberg.MapType:
+			next++
+			t.KeyID = next
+			next++
+			t.ValueID = next
+			t.KeyType, t.ValueType = number(t.KeyType), number(t.ValueType)
+		}
+		return ty
+	}
+	root := &iceberg.StructType{FieldList: fields}
+	number(root)
+	return iceberg.NewSchema(0, root.FieldList...), nil
+}
+
+// icebergType maps a SQL type to Iceberg's. TINYINT and SMALLINT become
+// int; TIME becomes time and TIMESTAMP timestamp (microseconds): a
+// precision above 6 keeps its first six digits (format version 2 has no
+// nanoseconds); MULTISET becomes map<element, int>.
+func icebergType(t arrowconv.Type) (iceberg.Type, error) {
+	switch t.Kind {
+	case arrowconv.Boolean:
+		return iceberg.PrimitiveTypes.Bool, nil
+	case arrowconv.TinyInt, arrowconv.SmallInt, arrowconv.Int:
+		return iceberg.PrimitiveTypes.Int32, nil
+	case arrowconv.BigInt:
+		return iceberg.PrimitiveTypes.Int64, nil
+	case arrowconv.Float:
+		return iceberg.PrimitiveTypes.Float32, nil
+	case arrowconv.Double:
+		return iceberg.PrimitiveTypes.Float64, nil
+	case arrowconv.Decimal:
+		return iceberg.DecimalTypeOf(t.Precision, t.Scale), nil
+	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
+		return iceberg.PrimitiveTypes.String, nil
+	case arrowconv.Binary, arrowconv.VarBinary, arrowconv.Bytes:
+		return iceberg.PrimitiveTypes.Binary, nil
+	case arrowconv.Date:
+		return iceberg.PrimitiveTypes.Date, nil
+	case arrowconv.Time:
+		return iceberg.PrimitiveTypes.Time, nil
+	case arrowconv.Timestamp:
+		return iceberg.PrimitiveTypes.Timestamp, nil
+	case arrowconv.TimestampLTZ:
+		return iceberg.PrimitiveTypes.TimestampTz, nil
+	case arrowconv.Array:
+		e, err := icebergType(*t.Elem)
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.ListType{Element: e}, nil
+	case arrowconv.Map, arrowconv.Multiset:
+		k, err := icebergType(*t.Elem)
+		if err != nil {
+			return nil, err
+		}
+		var v iceberg.Type = iceberg.PrimitiveTypes.Int32
+		if t.Kind == arrowconv.Map {
+			if v, err = icebergType(*t.Value); err != nil {
+				return nil, err
+			}
+		}
+		return &iceberg.MapType{KeyType: k, ValueType: v}, nil
+	case arrowconv.Row:
+		st := &iceberg.StructType{}
+		for _, f := range t.Fields {
+			ft, err := icebergType(f.Type)
+			if err != nil {
+				return nil, err
+			}
+			st.FieldList = append(st.FieldList, iceberg.NestedField{Name: f.Name, Type: ft, Doc: f.Comment})
+		}
+		return st, nil
+	}
+	return nil, fmt.Errorf("no Iceberg type for %s", t)
+}

@@ -1,0 +1,226 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/lake"
+	"github.com/cdcetl/cdcetl/route"
+	"github.com/cdcetl/cdcetl/writer"
+)
+
+// Iceberg output (--to iceberg): the outputs of an input are data files in
+// its tables' data directories (WAREHOUSE/<namespace>/<table>/data/), made
+// and renamed into place like any output, then committed, one snapshot per
+// input and table, before the input is journaled. A data file's name
+// carries the run's ID, so a rerun never writes over a file a table holds;
+// a commit that finds its input in the table's history removes its files
+// instead (the journal is a cache here: the tables are the truth).
+
+// ToIceberg is the Iceberg output.
+const ToIceberg = "iceberg"
+
+// lakeOut is one data file of an input, waiting for its commit.
+type lakeOut struct {
+	table *lake.Table
+	// prior are the earlier schema versions of the table: an input one of
+	// them holds is not committed again (a rerun routes it to the latest).
+	prior []*lake.Table
+	path  string // absolute
+	rel   string // below the output directory
+	rows  RowCounts
+}
+
+// newRunID names a run's data files (time, then randomness: sortable and
+// unique across processes).
+func newRunID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// openLake opens the run's catalog, for Iceberg output.
+func (r *run) openLake(ctx context.Context) error {
+	cfg := r.cfg
+	if cfg.OutDir == "" {
+		return errors.New("iceberg output needs a warehouse directory (-o DIR)")
+	}
+	if cfg.Schema != nil && lakeTableKey(cfg) == nil {
+		return errors.New("iceberg output with a schema needs the table's name: --table NAMESPACE.NAME (or a DDL with 'cdcetl.namespace' and 'cdcetl.table')")
+	}
+	l, err := lake.Open(ctx, cfg.OutDir, cfg.Catalog)
+	if err != nil {
+		return err
+	}
+	r.lake, r.runID = l, newRunID()
+	return nil
+}
+
+// lakeTableKey is the one table of a conversion with a schema.
+func lakeTableKey(cfg *Config) *TableKey {
+	switch {
+	case cfg.Table != nil:
+		return cfg.Table
+	case cfg.OnlyTable != nil:
+		return cfg.OnlyTable
+	}
+	return nil
+}
+
+// lakeIdent is the Iceberg identifier of a table's version in dir: the
+// names of its directories (the source table's namespace and name, as
+// route escapes them: names Iceberg refuses, like "..", and names that
+// differ only in case never meet), with "_v<n>" for a later schema
+// version.
+func lakeIdent(k TableKey, dir string) (ns, name string) {
+	ns, name = route.Segment(k.Namespace), route.Segment(k.Name)
+	if b := filepath.Base(dir); isVersionDir(b) {
+		name += "_" + b
+	}
+	return ns, name
+}
+
+// newLakeWriter makes an input's data file for table tr (nil: the
+// conversion's one table).
+func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, schema *arrowconv.Schema) (writer.Writer, string, error) {
+	cfg := r.cfg
+	var key TableKey
+	var dir string
+	if tr != nil {
+		key, dir = tr.key, tr.dir
+	} else {
+		key = *lakeTableKey(cfg)
+		dir = route.Dir(key.Namespace, key.Name)
+	}
+	abs, err := filepath.Abs(filepath.Join(cfg.OutDir, dir))
+	if err != nil {
+		return nil, "", err
+	}
+	ns, name := lakeIdent(key, dir)
+	t, err := r.lake.Table(ctx, ns, name, abs, schema)
+	if err != nil {
+		return nil, "", err
+	}
+	var prior []*lake.Table
+	if b := filepath.Base(dir); isVersionDir(b) {
+		n, _ := strconv.Atoi(b[1:])
+		for v := 1; v < n; v++ {
+			d := tableDir(key, v)
+			pns, pname := lakeIdent(key, d)
+			p, err := r.lake.Existing(ctx, pns, pname, filepath.Join(cfg.OutDir, d))
+			if err != nil {
+				return nil, "", err
+			}
+			if p != nil {
+				prior = append(prior, p)
+			}
+		}
+	}
+	rel := filepath.Join(dir, "data", fr.stem+"-"+r.runID+".parquet")
+	opts := cfg.Parquet
+	opts.Metadata = map[string]string{"cdcetl.source": fr.file.Path, "cdcetl.version": cfg.Version,
+		"cdcetl.namespace": key.Namespace, "cdcetl.table": key.Name}
+	if fr.format != nil {
+		opts.Metadata["cdcetl.format"] = fr.format.Name
+	} else if cfg.Format != nil {
+		opts.Metadata["cdcetl.format"] = cfg.Format.Name
+	}
+	if tr != nil && opts.PageBytes == 0 {
+		opts.PageBytes = routedPageBytes
+	}
+	opts.CreatedBy = cfg.createdBy()
+	opts.Iceberg, opts.FieldIDs = true, t.FieldIDs()
+	w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), schema, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	id := 0
+	if tr != nil {
+		id = tr.id
+	}
+	if fr.lakeOuts == nil {
+		fr.lakeOuts = map[int]*lakeOut{}
+	}
+	fr.lakeOuts[id] = &lakeOut{table: t, prior: prior, rel: rel, path: filepath.Join(abs, "data", fr.stem+"-"+r.runID+".parquet")}
+	return w, rel, nil
+}
+
+// commitLake commits an input's data files, table by table, in the order
+// they were made. A table that holds the input already keeps what it has
+// (the new file is removed): a rerun after a crash between the commits and
+// the journal commits nothing twice.
+func (r *run) commitLake(ctx context.Context, fr *fileRun, st Stats) error {
+	in := lake.Input{Path: fr.key.path, Size: fr.file.Size, Hash: fr.sha}
+	ids := []int{}
+	if fr.w != nil {
+		ids = append(ids, 0)
+		if o := fr.lakeOuts[0]; o != nil {
+			o.rows = st.Rows
+		}
+	}
+	for _, tr := range fr.touched {
+		ids = append(ids, tr.id)
+		if o := fr.lakeOuts[tr.id]; o != nil {
+			o.rows = fr.tableStats[tr.id].Rows
+		}
+	}
+	for n, id := range ids {
+		o := fr.lakeOuts[id]
+		if o == nil {
+			continue
+		}
+		held := false
+		for _, p := range o.prior {
+			ok, err := p.Committed(ctx, in)
+			if err != nil {
+				return err
+			}
+			held = held || ok
+		}
+		if held {
+			removeFiles([]string{o.path})
+			r.dropOutput(fr, id, o)
+			continue
+		}
+		rows, _ := o.rows.MarshalJSON()
+		done, err := o.table.Commit(ctx, []string{o.path}, in, r.runID, string(rows))
+		if err == nil && !done {
+			r.dropOutput(fr, id, o) // the table held the input: the file is gone
+		}
+		if err != nil {
+			// The files not committed are nobody's: removed (a crash
+			// leaves them to the next run's clean-up).
+			var rest []string
+			for _, id := range ids[n:] {
+				if o := fr.lakeOuts[id]; o != nil {
+					rest = append(rest, o.path)
+				}
+			}
+			removeFiles(rest)
+			return err
+		}
+	}
+	return nil
+}
+
+// dropOutput forgets a data file that was not committed because its
+// table holds the input already: the journal lists what tables hold.
+func (r *run) dropOutput(fr *fileRun, id int, o *lakeOut) {
+	fr.outputs = slices.DeleteFunc(fr.outputs, func(s string) bool { return s == o.rel })
+	if ts := fr.tableStats[id]; ts != nil {
+		ts.Outputs = slices.DeleteFunc(ts.Outputs, func(s string) bool { return s == o.rel })
+	}
+}
+
+func removeFiles(paths []string) {
+	for _, p := range paths {
+		_ = removeSynced(p)
+	}
+}
