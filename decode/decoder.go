@@ -397,13 +397,13 @@ type base struct {
 	trailing     bool // content after the message's JSON object (Result.Trailing)
 	// routeDB and routeTable are the envelope fields Routed reads.
 	routeDB, routeTable field
-	repeated     bool // a top-level key met before its place (Result.Repeated)
-	markFn       func([]byte)
-	before       field // ogg, debezium
-	after        field
-	elems        [][]slot    // per row-array field: its elements, in order
-	keyOrder     [2][]envKey // envelope keys of the previous message, per level
-	interned     map[string]string
+	repeated            bool // a top-level key met before its place (Result.Repeated)
+	markFn              func([]byte)
+	before              field // ogg, debezium
+	after               field
+	elems               [][]slot    // per row-array field: its elements, in order
+	keyOrder            [2][]envKey // envelope keys of the previous message, per level
+	interned            map[string]string
 
 	// srcField is the envelope index of debezium's "source" when source.*
 	// metadata is declared (else -1); src holds its members of interest,

@@ -24,7 +24,9 @@ var (
 	tDate    = arrowconv.Type{Kind: arrowconv.Date}
 )
 
-func tDecimal(p, s int) arrowconv.Type { return arrowconv.Type{Kind: arrowconv.Decimal, Precision: p, Scale: s} }
+func tDecimal(p, s int) arrowconv.Type {
+	return arrowconv.Type{Kind: arrowconv.Decimal, Precision: p, Scale: s}
+}
 func tTime(p int) arrowconv.Type      { return arrowconv.Type{Kind: arrowconv.Time, Precision: p} }
 func tTimestamp(p int) arrowconv.Type { return arrowconv.Type{Kind: arrowconv.Timestamp, Precision: p} }
 func tLTZ(p int) arrowconv.Type       { return arrowconv.Type{Kind: arrowconv.TimestampLTZ, Precision: p} }

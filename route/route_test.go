@@ -39,7 +39,7 @@ func TestSegmentHostileNames(t *testing.T) {
 		{"客户_2", "客户_2"},
 		{"ÜBER", "^^%c3%9cber"},
 		{"한국", "%ed%95%9c%ea%b5%ad"}, // Hangul decomposes under NFD (HFS+)
-		{"\uf900", "%ef%a4%80"},            // a CJK compatibility ideograph: NFC changes it
+		{"\uf900", "%ef%a4%80"},      // a CJK compatibility ideograph: NFC changes it
 		{"\xff\xfe", "%ff%fe"},
 	} {
 		got := Segment(tt.name)

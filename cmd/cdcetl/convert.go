@@ -566,7 +566,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	for _, t := range []struct {
 		flag, expr string
-		re   **regexp.Regexp
+		re         **regexp.Regexp
 	}{{"include-table", o.includeTable, &cfg.IncludeTable}, {"exclude-table", o.excludeTable, &cfg.ExcludeTable}} {
 		if t.expr == "" {
 			continue
