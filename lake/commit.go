@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -139,4 +142,62 @@ func removeAll(files []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Referenced lists, as absolute paths, every file (data and delete files)
+// the current snapshot of a table kept in the warehouse refers to: what a
+// clean-up after a crash must never remove.
+func (l *Lake) Referenced(ctx context.Context) (map[string]bool, error) {
+	refs := map[string]bool{}
+	nss, err := l.cat.ListNamespaces(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range nss {
+		for ident, err := range l.cat.ListTables(ctx, ns) {
+			if err != nil {
+				return nil, err
+			}
+			tbl, err := l.cat.LoadTable(ctx, ident)
+			if err != nil {
+				return nil, err
+			}
+			snap := tbl.CurrentSnapshot()
+			if snap == nil {
+				continue
+			}
+			fs, err := tbl.FS(ctx)
+			if err != nil {
+				return nil, err
+			}
+			mfs, err := snap.Manifests(fs)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", strings.Join(ident, "."), err)
+			}
+			for _, m := range mfs {
+				es, err := m.FetchEntries(fs, true)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", strings.Join(ident, "."), err)
+				}
+				for _, e := range es {
+					if p, err := PathOf(e.DataFile().FilePath()); err == nil {
+						refs[p] = true
+					}
+				}
+			}
+		}
+	}
+	return refs, nil
+}
+
+// PathOf is the local path of a file: URL (or of a plain path).
+func PathOf(loc string) (string, error) {
+	if !strings.HasPrefix(loc, "file:") {
+		return loc, nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "", err
+	}
+	return filepath.FromSlash(u.Path), nil
 }

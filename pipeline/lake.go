@@ -5,9 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -36,6 +41,21 @@ type lakeOut struct {
 	path  string // absolute
 	rel   string // below the output directory
 	rows  RowCounts
+}
+
+// faultAfterCommits, for the kill tests, is how many commits a process
+// makes before it kills itself (0: never): the moment between a commit and
+// the journal that no timing hits reliably.
+var faultAfterCommits, _ = strconv.Atoi(os.Getenv("CDCETL_FAULT_AFTER_COMMITS"))
+
+var commitsMade atomic.Int64
+
+// afterCommit carries out the fault, if one is set.
+func afterCommit() {
+	if faultAfterCommits > 0 && commitsMade.Add(1) >= int64(faultAfterCommits) {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
 }
 
 // newRunID names a run's data files (time, then randomness: sortable and
@@ -191,6 +211,9 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st Stats) error {
 		}
 		rows, _ := o.rows.MarshalJSON()
 		done, err := o.table.Commit(ctx, []string{o.path}, in, r.runID, string(rows))
+		if done {
+			afterCommit()
+		}
 		if err == nil && !done {
 			r.dropOutput(fr, id, o) // the table held the input: the file is gone
 		}
@@ -223,4 +246,54 @@ func removeFiles(paths []string) {
 	for _, p := range paths {
 		_ = removeSynced(p)
 	}
+}
+
+// recoverLake removes the data and delete files a killed run wrote for
+// inputs it did not journal, unless a table refers to them (the run was
+// killed between the commit and the journal: the table holds them, and
+// the rerun finds its inputs there).
+func recoverLake(ctx context.Context, dir string, j *Journal, l *lake.Lake) error {
+	stems, err := readPending(dir)
+	if err != nil || len(stems) == 0 {
+		return err
+	}
+	var dataDirs []string
+	for _, pat := range [][]string{{"*", "*", "data"}, {"*", "*", "v*", "data"}} {
+		m, err := filepath.Glob(filepath.Join(append([]string{dir}, pat...)...))
+		if err != nil {
+			return err
+		}
+		dataDirs = append(dataDirs, m...)
+	}
+	var refs map[string]bool
+	for _, p := range stems {
+		if _, ok := j.owner(p.Stem); ok {
+			continue
+		}
+		prefix := filepath.Base(p.Stem) + "-"
+		for _, d := range dataDirs {
+			sub := filepath.Join(d, filepath.Dir(p.Stem))
+			ents, err := os.ReadDir(sub)
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				if e.IsDir() || !strings.HasPrefix(e.Name(), prefix) || !strings.HasSuffix(e.Name(), ".parquet") {
+					continue
+				}
+				if refs == nil {
+					if refs, err = l.Referenced(ctx); err != nil {
+						return fmt.Errorf("cleaning up after an interrupted run: %w", err)
+					}
+				}
+				path, _ := filepath.Abs(filepath.Join(sub, e.Name()))
+				if !refs[path] {
+					if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+						return fmt.Errorf("removing a data file of an interrupted run: %w", err)
+					}
+				}
+			}
+		}
+	}
+	return nil
 }

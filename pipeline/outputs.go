@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,6 +166,26 @@ func writePending(dir string, stems []pendingStem) error {
 	}
 	syncDir(dir)
 	return nil
+}
+
+// readPending reads the stems of the pending file, if any.
+func readPending(dir string) ([]pendingStem, error) {
+	path := filepath.Join(dir, pendingName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []pendingStem
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		var p pendingStem
+		if json.Unmarshal(line, &p) == nil && p.Stem != "" {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // recoverPending removes the outputs of a killed run that no journal entry

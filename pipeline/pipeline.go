@@ -503,6 +503,11 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 			return Stats{}, setup(err)
 		}
 		defer r.journal.Close()
+		if r.lake != nil {
+			if err := recoverLake(ctx, cfg.OutDir, r.journal, r.lake); err != nil {
+				return Stats{}, setup(err)
+			}
+		}
 		if err := recoverPending(cfg.OutDir, r.journal); err != nil {
 			return Stats{}, setup(err)
 		}

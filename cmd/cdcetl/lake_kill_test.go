@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/cdcetl/cdcetl/lake"
+)
+
+// TestIcebergKillAndRestart loads a 2-table archive into Iceberg tables and
+// SIGKILLs the load 60 times: 45 times at random moments, 15 times right
+// after its k-th commit (before the input is journaled, or between the two
+// tables' commits of one input). After every kill both tables are
+// readable (every file they refer to is there); after a last full run
+// every input row is in its table exactly once, and no data file is left
+// that no table refers to.
+func TestIcebergKillAndRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cdcetl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	in, wh := filepath.Join(dir, "in"), filepath.Join(dir, "wh")
+	const files, rows = 30, 400
+	for f := 0; f < files; f++ {
+		var b strings.Builder
+		for r := 0; r < rows; r++ {
+			id := f*rows + r
+			fmt.Fprintf(&b, `{"before":null,"after":{"id":%d,"name":"n%d"},"source":{"db":"inv","table":"t%d"},"op":"c","ts_ms":1700000000000}`+"\n", id, id, id%2)
+		}
+		p := filepath.Join(in, fmt.Sprintf("f%02d.json", f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(b.String()), 0o644)
+	}
+	args := []string{"convert", "--quiet", "--to", "iceberg", "-o", wh, "--workers", "2", in}
+	rng := rand.New(rand.NewPCG(11, 5))
+	killed := 0
+	for k := 0; k < 60; k++ {
+		cmd := exec.Command(bin, args...)
+		if k%4 == 3 {
+			cmd.Env = append(os.Environ(), "CDCETL_FAULT_AFTER_COMMITS="+strconv.Itoa(1+rng.IntN(4)))
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if k%4 != 3 {
+			time.Sleep(time.Duration(rng.IntN(250)) * time.Millisecond)
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
+		if cmd.Wait() != nil {
+			killed++
+		}
+		if _, err := os.Stat(filepath.Join(wh, lake.CatalogFile)); err == nil {
+			icebergIDs(t, wh, -1) // readable, and no row twice
+		}
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	t.Logf("%d of 60 runs were killed before they finished", killed)
+	if killed < 20 {
+		t.Errorf("only %d runs were killed mid-way: the test did not test much", killed)
+	}
+	icebergIDs(t, wh, files*rows)
+	// No file is left that no table refers to, and no temporary file.
+	l, err := lake.Open(context.Background(), wh, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	refs, err := l.Referenced(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(wh, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if strings.HasSuffix(p, ".tmp") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		if strings.Contains(p, string(filepath.Separator)+"data"+string(filepath.Separator)) && !refs[p] {
+			t.Errorf("data file no table refers to: %s", p)
+		}
+		return nil
+	})
+}
+
+// icebergIDs scans the tables inv.t0 and inv.t1 of the warehouse and checks
+// that no id is there twice, and, when n ≥ 0, that the ids are 0..n-1.
+func icebergIDs(t *testing.T, wh string, n int) {
+	t.Helper()
+	l, err := lake.Open(context.Background(), wh, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	seen := map[int64]int{}
+	for _, name := range []string{"t0", "t1"} {
+		tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{"inv", name})
+		if err != nil {
+			if n < 0 {
+				continue // not made yet
+			}
+			t.Fatal(err)
+		}
+		_, it, err := tbl.Scan(table.WithSelectedFields("id")).ToArrowRecords(context.Background())
+		if err != nil {
+			t.Fatalf("inv.%s: %v", name, err)
+		}
+		for rec, err := range it {
+			if err != nil {
+				t.Fatalf("inv.%s is not readable: %v", name, err)
+			}
+			col := rec.Column(0)
+			for i := 0; i < col.Len(); i++ {
+				var id int64
+				switch a := col.(type) {
+				case *array.Int64:
+					id = a.Value(i)
+				case *array.Int32:
+					id = int64(a.Value(i))
+				default:
+					t.Fatalf("id is %s", col.DataType())
+				}
+				if seen[id]++; seen[id] > 1 {
+					t.Fatalf("id %d is in the tables twice", id)
+				}
+			}
+			rec.Release()
+		}
+	}
+	if n >= 0 && len(seen) != n {
+		t.Fatalf("%d ids in the tables, want %d", len(seen), n)
+	}
+}
