@@ -74,6 +74,29 @@ const maxAttempts = 20
 // in: then the files are removed, and Commit reports false. rows goes into
 // the summary for people.
 func (t *Table) Commit(ctx context.Context, files []string, in Input, run string, rows string) (bool, error) {
+	return t.commit(ctx, files, in, run, rows, func(tx *table.Transaction, props iceberg.Properties) error {
+		fs, err := t.tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
+		meta := t.tbl.Metadata()
+		spec := meta.PartitionSpec()
+		dfs := make([]iceberg.DataFile, 0, len(files))
+		for _, f := range files {
+			df, err := table.FileToDataFile(ctx, fs, FileURL(f), t.tbl.Schema(), spec, 0, meta.Properties())
+			if err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+			dfs = append(dfs, df)
+		}
+		return tx.AddDataFiles(ctx, dfs, props)
+	})
+}
+
+// commit runs stage in a transaction on the head it reads, and commits it,
+// unless the table holds in (then files are removed); a concurrent commit
+// makes it read the table again and decide again.
+func (t *Table) commit(ctx context.Context, files []string, in Input, run, rows string, stage func(*table.Transaction, iceberg.Properties) error) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	raw, _ := json.Marshal(in)
@@ -92,7 +115,18 @@ func (t *Table) Commit(ctx context.Context, files []string, in Input, run string
 		if _, ok := t.committed[in.ID()]; ok {
 			return false, removeAll(files)
 		}
-		done, err := t.commitOnce(ctx, files, props)
+		tx := t.tbl.NewTransaction()
+		// The head this commit was decided on: a concurrent commit (which
+		// may hold the same input) fails it, rather than iceberg-go
+		// replaying it.
+		err := tx.AssertRefSnapshotID(table.MainBranch)
+		if err == nil {
+			err = stage(tx, props)
+		}
+		var done *table.Table
+		if err == nil {
+			done, err = tx.Commit(ctx)
+		}
 		if err == nil {
 			t.tbl = done
 			t.refresh()
@@ -104,33 +138,6 @@ func (t *Table) Commit(ctx context.Context, files []string, in Input, run string
 		last = err
 	}
 	return false, fmt.Errorf("iceberg table %s: committing %s: %d attempts met concurrent commits: %w", t.Name(), in.Path, maxAttempts, last)
-}
-
-func (t *Table) commitOnce(ctx context.Context, files []string, props iceberg.Properties) (*table.Table, error) {
-	tx := t.tbl.NewTransaction()
-	// The head this commit was decided on: a concurrent commit (which may
-	// hold the same input) fails it, rather than iceberg-go replaying it.
-	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
-		return nil, err
-	}
-	fs, err := t.tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	meta := t.tbl.Metadata()
-	spec := meta.PartitionSpec()
-	dfs := make([]iceberg.DataFile, 0, len(files))
-	for _, f := range files {
-		df, err := table.FileToDataFile(ctx, fs, FileURL(f), t.tbl.Schema(), spec, 0, meta.Properties())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		dfs = append(dfs, df)
-	}
-	if err := tx.AddDataFiles(ctx, dfs, props); err != nil {
-		return nil, err
-	}
-	return tx.Commit(ctx)
 }
 
 // removeAll removes files (a commit found its input committed already).

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -37,6 +38,7 @@ const CatalogFile = "_catalog.db"
 // Lake is a warehouse directory and the catalog its tables are kept in.
 type Lake struct {
 	cat       catalog.Catalog
+	mode      string // ModeChangelog or ModeUpsert
 	warehouse string // absolute
 	closeFn   func() error
 
@@ -48,6 +50,15 @@ type Lake struct {
 // "sqlite:PATH" (the embedded SQL catalog, default WAREHOUSE/_catalog.db),
 // or "rest+https://HOST/PATH" / "rest+http://..." (a REST catalog).
 func Open(ctx context.Context, warehouse, uri string) (*Lake, error) {
+	return OpenMode(ctx, warehouse, uri, ModeChangelog)
+}
+
+// OpenMode is Open for tables of a mode (ModeChangelog or ModeUpsert):
+// tables it makes get the mode, and a table of the other mode is refused.
+func OpenMode(ctx context.Context, warehouse, uri, mode string) (*Lake, error) {
+	if mode != ModeChangelog && mode != ModeUpsert {
+		return nil, fmt.Errorf("--table-mode %q: want changelog or upsert", mode)
+	}
 	abs, err := filepath.Abs(warehouse)
 	if err != nil {
 		return nil, err
@@ -55,7 +66,7 @@ func Open(ctx context.Context, warehouse, uri string) (*Lake, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
 	}
-	l := &Lake{warehouse: abs, tables: map[string]*Table{}}
+	l := &Lake{warehouse: abs, tables: map[string]*Table{}, mode: mode}
 	switch {
 	case uri == "" || strings.HasPrefix(uri, "sqlite:"):
 		path := strings.TrimPrefix(uri, "sqlite:")
@@ -203,6 +214,12 @@ func (t *Table) ensure(ctx context.Context, s *arrowconv.Schema) error {
 		if err != nil {
 			return err
 		}
+		if m := tbl.Properties()[PropMode]; m != "" && m != t.lake.mode || m == "" && t.lake.mode == ModeUpsert {
+			if m == "" {
+				m = ModeChangelog
+			}
+			return fmt.Errorf("the table is a %s table, and this is a %s load: load it with --table-mode %s, or into another table", m, t.lake.mode, m)
+		}
 		t.tbl = tbl
 	}
 	for attempt := 0; ; attempt++ {
@@ -224,7 +241,14 @@ func (t *Table) create(ctx context.Context, s *arrowconv.Schema) (*table.Table, 
 	if err := t.lake.cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
 		return nil, err
 	}
-	sc, err := Schema(s)
+	var key []string
+	if t.lake.mode == ModeUpsert {
+		if len(s.PrimaryKey) == 0 {
+			return nil, fmt.Errorf("--table-mode upsert needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a --ddl-dir DDL that has one, or use --table-mode changelog)")
+		}
+		key = s.PrimaryKey
+	}
+	sc, err := Schema(s, key)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +257,7 @@ func (t *Table) create(ctx context.Context, s *arrowconv.Schema) (*table.Table, 
 		catalog.WithProperties(iceberg.Properties{
 			"format-version":                  "2",
 			"write.parquet.compression-codec": "snappy",
-			"cdcetl.created-by":               "cdcetl",
+			PropMode:                          t.lake.mode,
 		}))
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		return t.lake.cat.LoadTable(ctx, t.ident) // another writer made it first
@@ -363,8 +387,9 @@ func (t *Table) FieldIDs() func(path []string) int32 {
 }
 
 // Schema is the Iceberg schema of s: _rowkind, then its columns (IDs in
-// order; a catalog assigns its own when the table is made).
-func Schema(s *arrowconv.Schema) (*iceberg.Schema, error) {
+// order; a catalog assigns its own when the table is made), with the
+// columns key (required) as its identifier fields.
+func Schema(s *arrowconv.Schema, key []string) (*iceberg.Schema, error) {
 	fields := []iceberg.NestedField{{ID: 1, Name: arrowconv.RowKindColumn, Type: iceberg.PrimitiveTypes.String, Required: false,
 		Doc: "the change: +I insert, -U before and +U after an update, -D delete"}}
 	for _, c := range s.Columns {
@@ -372,7 +397,7 @@ func Schema(s *arrowconv.Schema) (*iceberg.Schema, error) {
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", c.Name, err)
 		}
-		fields = append(fields, iceberg.NestedField{Name: c.Name, Type: ty, Doc: c.Comment})
+		fields = append(fields, iceberg.NestedField{Name: c.Name, Type: ty, Doc: c.Comment, Required: slices.Contains(key, c.Name)})
 	}
 	next := 0
 	var number func(ty iceberg.Type) iceberg.Type
@@ -399,7 +424,15 @@ func Schema(s *arrowconv.Schema) (*iceberg.Schema, error) {
 	}
 	root := &iceberg.StructType{FieldList: fields}
 	number(root)
-	return iceberg.NewSchema(0, root.FieldList...), nil
+	var ids []int
+	for _, k := range key {
+		for _, f := range root.FieldList {
+			if f.Name == k {
+				ids = append(ids, f.ID)
+			}
+		}
+	}
+	return iceberg.NewSchemaWithIdentifiers(0, ids, root.FieldList...), nil
 }
 
 // icebergType maps a SQL type to Iceberg's. TINYINT and SMALLINT become

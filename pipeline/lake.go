@@ -35,11 +35,13 @@ const ToIceberg = "iceberg"
 // lakeOut is one data file of an input, waiting for its commit.
 type lakeOut struct {
 	table *lake.Table
+	delta *lake.Delta // upsert: the data file's delete files
 	// prior are the earlier schema versions of the table: an input one of
 	// them holds is not committed again (a rerun routes it to the latest).
 	prior []*lake.Table
 	path  string // absolute
 	rel   string // below the output directory
+	key   TableKey
 	rows  RowCounts
 }
 
@@ -75,7 +77,13 @@ func (r *run) openLake(ctx context.Context) error {
 	if cfg.Schema != nil && lakeTableKey(cfg) == nil {
 		return errors.New("iceberg output with a schema needs the table's name: --table NAMESPACE.NAME (or a DDL with 'cdcetl.namespace' and 'cdcetl.table')")
 	}
-	l, err := lake.Open(ctx, cfg.OutDir, cfg.Catalog)
+	if cfg.TableMode == "" {
+		cfg.TableMode = lake.ModeChangelog
+	}
+	if cfg.TableMode == lake.ModeUpsert && cfg.KeepGoing {
+		return errors.New("--table-mode upsert applies inputs in order, so one that fails stops the load: drop --keep-going (and --failed)")
+	}
+	l, err := lake.OpenMode(ctx, cfg.OutDir, cfg.Catalog, cfg.TableMode)
 	if err != nil {
 		return err
 	}
@@ -157,9 +165,23 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 	}
 	opts.CreatedBy = cfg.createdBy()
 	opts.Iceberg, opts.FieldIDs = true, t.FieldIDs()
-	w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), schema, opts)
+	var w writer.Writer
+	path := filepath.Join(abs, "data", fr.stem+"-"+r.runID+".parquet")
+	var delta *lake.Delta
+	if cfg.TableMode == lake.ModeUpsert {
+		opts.Required = schema.PrimaryKey // identifier fields: the delta refuses NULL keys
+	}
+	pw, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), schema, opts)
 	if err != nil {
 		return nil, "", err
+	}
+	w = pw
+	if cfg.TableMode == lake.ModeUpsert {
+		if delta, err = t.NewDelta(pw, path, schema, opts); err != nil {
+			pw.Abort()
+			return nil, "", err
+		}
+		w = delta
 	}
 	id := 0
 	if tr != nil {
@@ -168,7 +190,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 	if fr.lakeOuts == nil {
 		fr.lakeOuts = map[int]*lakeOut{}
 	}
-	fr.lakeOuts[id] = &lakeOut{table: t, prior: prior, rel: rel, path: filepath.Join(abs, "data", fr.stem+"-"+r.runID+".parquet")}
+	fr.lakeOuts[id] = &lakeOut{table: t, key: key, delta: delta, prior: prior, rel: rel, path: path}
 	return w, rel, nil
 }
 
@@ -205,12 +227,25 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st Stats) error {
 			held = held || ok
 		}
 		if held {
-			removeFiles([]string{o.path})
+			removeFiles(o.files())
 			r.dropOutput(fr, id, o)
 			continue
 		}
 		rows, _ := o.rows.MarshalJSON()
-		done, err := o.table.Commit(ctx, []string{o.path}, in, r.runID, string(rows))
+		var done bool
+		var err error
+		if o.delta != nil {
+			for _, tr := range st.Truncates {
+				if tr.Table == o.key.String() {
+					err = fmt.Errorf("%s:%d: a truncate of %s: --table-mode upsert cannot apply truncates yet (load the input with --table-mode changelog)", tr.File, tr.Line, tr.Table)
+				}
+			}
+			if err == nil {
+				done, err = o.table.CommitDelta(ctx, o.delta, in, r.runID, string(rows))
+			}
+		} else {
+			done, err = o.table.Commit(ctx, []string{o.path}, in, r.runID, string(rows))
+		}
 		if done {
 			afterCommit()
 		}
@@ -223,7 +258,7 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st Stats) error {
 			var rest []string
 			for _, id := range ids[n:] {
 				if o := fr.lakeOuts[id]; o != nil {
-					rest = append(rest, o.path)
+					rest = append(rest, o.files()...)
 				}
 			}
 			removeFiles(rest)
@@ -231,6 +266,14 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st Stats) error {
 		}
 	}
 	return nil
+}
+
+// files are the out's files: its data file and any delete files.
+func (o *lakeOut) files() []string {
+	if o.delta != nil {
+		return o.delta.Files()
+	}
+	return []string{o.path}
 }
 
 // dropOutput forgets a data file that was not committed because its

@@ -53,6 +53,20 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		fr.verdict <- err
 		return nil
 	}
+	if r.turns != nil {
+		// Upsert: inputs finish in their order (a later input's commit
+		// would otherwise apply before an earlier one's).
+		defer close(r.turns[fr.turn])
+		if fr.turn > 0 {
+			select {
+			case <-r.turns[fr.turn-1]:
+			case <-r.ctx.Done():
+				if err == nil {
+					err = r.ctx.Err()
+				}
+			}
+		}
+	}
 	committed := false // an output is in place: from here an error leaves it unjournaled
 	if err == nil && fr.w != nil {
 		err = fr.w.Close()
@@ -73,7 +87,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		}
 	}
 	if err == nil && r.lake != nil && committed {
-		err = r.commitLake(context.Background(), fr, st)
+		err = r.commitLake(r.ctx, fr, st)
 	}
 	if err == nil && fr.dead != nil {
 		err = fr.dead.Close()

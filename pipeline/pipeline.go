@@ -35,6 +35,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -77,6 +78,9 @@ type Config struct {
 	// Table names the one table of a conversion with a schema, for
 	// Iceberg output.
 	Table *TableKey
+	// TableMode is Iceberg output's: "changelog" (default: every row
+	// appended) or "upsert" (the current state per primary key).
+	TableMode string
 	// OutDir receives one output per input file; empty means Stdout
 	// (print and re-encoding only).
 	OutDir string
@@ -205,6 +209,7 @@ func (c *Config) Conversion() Conversion {
 				m["iceberg-table"] = k.Namespace + "." + k.Name
 			}
 			m["catalog"] = c.Catalog
+			m["table-mode"] = c.TableMode
 		}
 		comp := strings.ToLower(c.Parquet.Compression)
 		if comp == "" {
@@ -586,7 +591,13 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	dctx, dcancel := context.WithCancel(ctx)
 	defer dcancel()
 	g, ctx := errgroup.WithContext(ctx)
-	r.g = g
+	r.g, r.ctx = g, ctx
+	if r.lake != nil && cfg.TableMode == lake.ModeUpsert {
+		r.turns = make([]chan struct{}, len(files))
+		for i := range r.turns {
+			r.turns[i] = make(chan struct{})
+		}
+	}
 
 	// With one shared stream, batches of file i are written before those of
 	// file i+1: each file gets a channel and one goroutine drains them in
@@ -614,7 +625,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	g.Go(func() error {
 		defer close(r.jobs)
 		for i, f := range files {
-			fr := &fileRun{idx: order[i], file: f, key: keys[i], stem: stems[i], results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{})}
+			fr := &fileRun{idx: order[i], turn: i, file: f, key: keys[i], stem: stems[i], results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{})}
 			if streams != nil {
 				fr.stream = streams[i]
 			}

@@ -49,6 +49,10 @@ type run struct {
 	// run's data files and commits.
 	lake  *lake.Lake
 	runID string
+	// turns[i] is closed once input i (in conversion order) is finished:
+	// upsert commits must follow the changelog's order.
+	turns []chan struct{}
+	ctx   context.Context
 }
 
 // tableSamples is how many messages of each chunk are sampled for their
@@ -64,6 +68,7 @@ func (r *run) addTable(name string) {
 // fileRun is one input file on its way through the pool.
 type fileRun struct {
 	idx     int
+	turn    int // its place among the inputs converted: upsert commits go in this order
 	file    reader.File
 	key     inputKey // the input: absolute path and generation
 	stem    string   // of its outputs
@@ -230,7 +235,7 @@ feeding:
 // again is a second attempt at fr's input, with the tables snap, and its
 // own assembler.
 func (r *run) again(ctx context.Context, fr *fileRun, snap map[infer.Key]*tableRun) *fileRun {
-	n := &fileRun{idx: fr.idx, file: fr.file, key: fr.key, stem: fr.stem, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{}),
+	n := &fileRun{idx: fr.idx, turn: fr.turn, file: fr.file, key: fr.key, stem: fr.stem, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{}),
 		format: fr.format, schemaInclude: fr.schemaInclude, tables: snap, stream: fr.stream}
 	if snap == nil {
 		n.tables = fr.tables // the input fails as it is; this attempt reports it

@@ -61,10 +61,27 @@ type ParquetOptions struct {
 	// and TIMESTAMP in microseconds whatever the precision: milliseconds
 	// are scaled up, nanoseconds floored), with FieldIDs.
 	Iceberg bool
+	// Required names top-level columns written REQUIRED (no definition
+	// levels): the caller guarantees they hold no NULL (an Iceberg
+	// table's identifier fields).
+	Required []string
+	// NoRowKind leaves the _rowkind column out: the file holds the
+	// schema's columns only (Iceberg delete files), and so do the batches.
+	NoRowKind bool
 	// FieldIDs gives the field_id of the column at a path of Parquet names
 	// (top-level name first; lists as name/list/element, maps as
 	// name/key_value/key|value), or 0 for none.
 	FieldIDs func(path []string) int32
+}
+
+// columnKinds reports whether t is written by a column-at-a-time writer
+// (not nested): only those may be REQUIRED.
+func columnKinds(t arrowconv.Type) bool {
+	switch t.Kind {
+	case arrowconv.Array, arrowconv.Map, arrowconv.Multiset, arrowconv.Row:
+		return false
+	}
+	return true
 }
 
 // storage is how Arrow values become Parquet ones: as declared, or as an
@@ -148,8 +165,14 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	}
 	st := storage{iceberg: opts.Iceberg}
 	root := &orderedGroup{}
-	root.add(arrowconv.RowKindColumn, parquet.String())
+	if !opts.NoRowKind {
+		root.add(arrowconv.RowKindColumn, parquet.String())
+	}
 	for _, c := range s.Columns {
+		if slices.Contains(opts.Required, c.Name) && columnKinds(c.Type) {
+			root.add(c.Name, st.nodeFor(c.Type))
+			continue
+		}
 		root.add(c.Name, parquet.Optional(st.nodeFor(c.Type)))
 	}
 	p.schemaOf(root, opts.FieldIDs)
@@ -165,20 +188,22 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		next++
 		return l
 	}
-	kindLeaf := newLeaf()
-	for k := range 4 {
-		kindLeaf.fixedDict = append(kindLeaf.fixedDict, arrowconv.RowKind(k).String())
-	}
-	p.colLeaves = append(p.colLeaves, p.leaves[:1])
-	p.emit = append(p.emit, nil)
-	p.cols = append(p.cols, func(arr arrow.Array, from, to int) {
-		ks := arr.(*array.Dictionary).Indices().(*array.Int8).Int8Values()
-		for _, k := range ks[from:to] {
-			kindLeaf.putIndex(int32(k))
+	if !opts.NoRowKind {
+		kindLeaf := newLeaf()
+		for k := range 4 {
+			kindLeaf.fixedDict = append(kindLeaf.fixedDict, arrowconv.RowKind(k).String())
 		}
-		kindLeaf.nValues += to - from
-		kindLeaf.nRows += to - from
-	})
+		p.colLeaves = append(p.colLeaves, p.leaves[:1])
+		p.emit = append(p.emit, nil)
+		p.cols = append(p.cols, func(arr arrow.Array, from, to int) {
+			ks := arr.(*array.Dictionary).Indices().(*array.Int8).Int8Values()
+			for _, k := range ks[from:to] {
+				kindLeaf.putIndex(int32(k))
+			}
+			kindLeaf.nValues += to - from
+			kindLeaf.nRows += to - from
+		})
+	}
 	for _, c := range s.Columns {
 		first := next
 		if cf := st.columnFor(c.Type, newLeaf); cf != nil {
@@ -206,7 +231,11 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		l.pageBytes = pb
 	}
 	pageCap := pb + pb/4
-	for _, l := range p.leaves[1:] {
+	data := p.leaves
+	if !opts.NoRowKind {
+		data = data[1:]
+	}
+	for _, l := range data {
 		l.delta = !opts.PlainIntegers && (l.phys == format.Int32 || l.phys == format.Int64)
 		switch {
 		case l.delta && l.phys == format.Int32:

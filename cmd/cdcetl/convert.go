@@ -46,7 +46,7 @@ type convertOpts struct {
 	logFormat                                 string
 	semantics, columnCase, sourceTZ           string
 	includeTable, excludeTable, ddlDir        string
-	catalog, table                            string
+	catalog, table, tableMode                 string
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
@@ -63,6 +63,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable); --KEY=VALUE works too")
 	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), iceberg (tables in the warehouse -o DIR), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
 	fs.StringVar(&o.catalog, "catalog", "", "iceberg: the catalog, sqlite:PATH (default: the embedded one, DIR/_catalog.db) or rest+https://HOST/PATH")
+	fs.StringVar(&o.tableMode, "table-mode", "", "iceberg: changelog (default: every row appended, with _rowkind) or upsert (the current state per primary key: equality and position deletes)")
 	fs.StringVar(&o.table, "table", "", "the table a conversion with a schema loads into, NAMESPACE.NAME (iceberg)")
 	fs.BoolVar(&o.mergeUpdates, "merge-updates", false, "re-encoding: write a -U row followed by its +U row as one native update message (Flink writes a delete and an insert)")
 	fs.BoolVar(&o.envelope, "envelope", false, "re-encoding: put declared metadata columns back into the target envelope (canal also gets mysqlType/sqlType/pkNames)")
@@ -499,8 +500,13 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if to == pipeline.ToIceberg && o.out == "" {
 		return cfg, nil, usagef("--to iceberg needs -o DIR: the warehouse (tables at DIR/<namespace>/<table>, the embedded catalog at DIR/_catalog.db)")
 	}
-	if (o.catalog != "") && to != pipeline.ToIceberg {
-		return cfg, nil, usagef("--catalog applies only with --to iceberg")
+	if (o.catalog != "" || o.tableMode != "") && to != pipeline.ToIceberg {
+		return cfg, nil, usagef("--catalog and --table-mode apply only with --to iceberg")
+	}
+	switch o.tableMode {
+	case "", "changelog", "upsert":
+	default:
+		return cfg, nil, usagef("--table-mode %q: want changelog or upsert", o.tableMode)
 	}
 	if to == pipeline.ToPrint && o.out != "" {
 		return cfg, nil, usagef("--to print writes to stdout; drop -o")
@@ -550,7 +556,10 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		cfg.FormatOptions = perFormat
 	}
 	cfg.OnlyTable = only
-	cfg.Catalog = o.catalog
+	cfg.Catalog, cfg.TableMode = o.catalog, o.tableMode
+	if o.tableMode == "upsert" && cfg.KeepGoing {
+		return cfg, nil, usagef("--table-mode upsert applies inputs in order, so one that fails stops the load: drop --keep-going (and --failed)")
+	}
 	if o.table != "" {
 		if !strings.Contains(o.table, ".") {
 			return cfg, nil, usagef("--table %q: want NAMESPACE.NAME", o.table)

@@ -1,0 +1,398 @@
+package lake
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/writer"
+)
+
+// Upsert tables hold the current state: one live row per primary key.
+//
+// An input's commit to such a table is one RowDelta of three files, as
+// Flink's Iceberg sink in upsert mode writes them: the data file holds
+// every row of the input in changelog order (it is the changelog-mode
+// file); a position-delete file removes, in that same file, every row that
+// is not its key's last image (-U and -D rows, and images a later row of
+// the input replaces); an equality-delete file holds each key the input
+// touches, once, and removes the key's rows of earlier commits. (Equality
+// deletes never apply to data of their own commit, position deletes do:
+// so a key's final image survives, whatever the input did to it before.)
+// Memory is the map of the input's keys (to their last position) and the
+// positions deleted, not the rows.
+
+// Table modes.
+const (
+	ModeChangelog = "changelog"
+	ModeUpsert    = "upsert"
+)
+
+// PropMode is the table property that records a table's mode.
+const PropMode = "cdcetl.table-mode"
+
+// Reserved Iceberg field IDs of a position-delete file's columns.
+const (
+	posFilePathID = 2147483546
+	posPosID      = 2147483545
+)
+
+// Delta is an input's data file for an upsert table, with the delete files
+// it makes. Write and Close are the writer's.
+type Delta struct {
+	t        *Table
+	data     writer.Writer
+	dataPath string
+	keyCols  []int  // record columns of the key
+	keyNames []string
+	keyIDs   []int
+	unchanged int // record column of _unchanged, or -1
+	opts     writer.ParquetOptions
+
+	last       map[string]int64 // key → position of its live image in this file, -1: deleted
+	pos        int64
+	posDeletes []int64
+	keyBuf     []byte
+
+	eq      *writer.Parquet
+	eqPath  string
+	eqRows  int64
+	keySch  *arrowconv.Schema
+	keyArr  *arrow.Schema
+	eqIdx   []int32
+	posPath string
+}
+
+// NewDelta wraps w, which writes the data file at dataPath with schema s
+// (record column 0 is _rowkind), for an upsert commit. opts are the data
+// file's writer options (the delete files take its codec).
+func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, opts writer.ParquetOptions) (*Delta, error) {
+	if len(s.PrimaryKey) == 0 {
+		return nil, fmt.Errorf("iceberg table %s: --table-mode upsert needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a --ddl-dir DDL that has one, or use --table-mode changelog)", t.Name())
+	}
+	d := &Delta{t: t, data: w, dataPath: dataPath, unchanged: -1, last: map[string]int64{}, keySch: &arrowconv.Schema{}}
+	for _, k := range s.PrimaryKey {
+		i := slices.IndexFunc(s.Columns, func(c arrowconv.Field) bool { return c.Name == k })
+		if i < 0 {
+			return nil, fmt.Errorf("iceberg table %s: primary key column %s is not a column", t.Name(), k)
+		}
+		switch s.Columns[i].Type.Kind {
+		case arrowconv.Float, arrowconv.Double, arrowconv.Array, arrowconv.Map, arrowconv.Multiset, arrowconv.Row:
+			return nil, fmt.Errorf("iceberg table %s: primary key column %s is %s: Iceberg equality deletes cannot match it", t.Name(), k, s.Columns[i].Type)
+		}
+		d.keyCols = append(d.keyCols, i+1)
+		d.keyNames = append(d.keyNames, k)
+		d.keySch.Columns = append(d.keySch.Columns, s.Columns[i])
+		id := t.ids[k]
+		if id == 0 {
+			return nil, fmt.Errorf("iceberg table %s: no field ID for key column %s", t.Name(), k)
+		}
+		d.keyIDs = append(d.keyIDs, int(id))
+	}
+	for i, c := range s.Columns {
+		if c.Name == "_unchanged" && c.Type.Kind == arrowconv.Array {
+			d.unchanged = i + 1
+		}
+	}
+	d.keyArr = d.keySch.ArrowSchema()
+	fs := make([]arrow.Field, 0, len(d.keySch.Columns))
+	for _, f := range d.keyArr.Fields()[1:] {
+		fs = append(fs, f)
+	}
+	d.keyArr = arrow.NewSchema(fs, nil)
+	d.opts = writer.ParquetOptions{Compression: opts.Compression, CreatedBy: opts.CreatedBy, Iceberg: true, NoRowKind: true, Concurrency: 1, PageBytes: 64 << 10, Required: s.PrimaryKey}
+	return d, nil
+}
+
+// Buffered and FlushRowGroup bound the data file's memory like any
+// Parquet output's.
+func (d *Delta) Buffered() int {
+	if f, ok := d.data.(interface{ Buffered() int }); ok {
+		return f.Buffered()
+	}
+	return 0
+}
+
+func (d *Delta) FlushRowGroup() error {
+	if f, ok := d.data.(interface{ FlushRowGroup() error }); ok {
+		return f.FlushRowGroup()
+	}
+	return nil
+}
+
+// Write tracks the keys of rec's rows, then writes rec to the data file.
+func (d *Delta) Write(ctx context.Context, rec arrow.RecordBatch) error {
+	kinds := rec.Column(0).(*array.Dictionary).Indices().(*array.Int8).Int8Values()
+	cols := make([]arrow.Array, len(d.keyCols))
+	for j, c := range d.keyCols {
+		cols[j] = rec.Column(c)
+	}
+	var unch *array.List
+	if d.unchanged >= 0 {
+		unch, _ = rec.Column(d.unchanged).(*array.List)
+	}
+	d.eqIdx = d.eqIdx[:0]
+	for i := range int(rec.NumRows()) {
+		var err error
+		if d.keyBuf, err = appendKey(d.keyBuf[:0], cols, i); err != nil {
+			return fmt.Errorf("iceberg table %s: %w", d.t.Name(), err)
+		}
+		p := d.pos + int64(i)
+		prev, seen := d.last[string(d.keyBuf)]
+		switch {
+		case !seen:
+			d.eqIdx = append(d.eqIdx, int32(i))
+		case prev >= 0:
+			d.posDeletes = append(d.posDeletes, prev)
+		}
+		switch arrowconv.RowKind(kinds[i]) {
+		case arrowconv.Insert, arrowconv.UpdateAfter:
+			if unch != nil && unch.IsValid(i) {
+				if from, to := unch.ValueOffsets(i); to > from {
+					return fmt.Errorf("iceberg table %s: a row keeps columns the producer did not send (_unchanged); upsert cannot merge them with the table's values yet: use --table-mode changelog", d.t.Name())
+				}
+			}
+			d.last[string(d.keyBuf)] = p
+		default:
+			d.last[string(d.keyBuf)] = -1
+			d.posDeletes = append(d.posDeletes, p)
+		}
+	}
+	if len(d.eqIdx) > 0 {
+		if err := d.writeKeys(ctx, cols); err != nil {
+			return err
+		}
+	}
+	d.pos += rec.NumRows()
+	return d.data.Write(ctx, rec)
+}
+
+// writeKeys appends the key values of the rows first seen in this batch
+// to the equality-delete file.
+func (d *Delta) writeKeys(ctx context.Context, cols []arrow.Array) error {
+	if d.eq == nil {
+		d.eqPath = strings.TrimSuffix(d.dataPath, ".parquet") + ".eq-deletes.parquet"
+		opts := d.opts
+		ids := map[string]int32{}
+		for j, n := range d.keyNames {
+			ids[n] = int32(d.keyIDs[j])
+		}
+		opts.FieldIDs = func(path []string) int32 { return ids[strings.Join(path, "\x00")] }
+		var err error
+		if d.eq, err = writer.NewParquet(d.eqPath, d.keySch, opts); err != nil {
+			return err
+		}
+	}
+	bld := array.NewInt32Builder(memory.DefaultAllocator)
+	bld.AppendValues(d.eqIdx, nil)
+	idx := bld.NewArray()
+	bld.Release()
+	defer idx.Release()
+	taken := make([]arrow.Array, len(cols))
+	for j, c := range cols {
+		a, err := compute.TakeArray(ctx, c, idx)
+		if err != nil {
+			return err
+		}
+		defer a.Release()
+		taken[j] = a
+	}
+	rec := array.NewRecordBatch(d.keyArr, taken, int64(idx.Len()))
+	defer rec.Release()
+	d.eqRows += int64(idx.Len())
+	return d.eq.Write(ctx, rec)
+}
+
+// Close closes the data file and writes the delete files.
+func (d *Delta) Close() error {
+	if err := d.data.Close(); err != nil {
+		d.abortDeletes()
+		return err
+	}
+	if d.eq != nil {
+		if err := d.eq.Close(); err != nil {
+			d.abortDeletes()
+			return err
+		}
+	}
+	if len(d.posDeletes) == 0 {
+		return nil
+	}
+	slices.Sort(d.posDeletes)
+	d.posPath = strings.TrimSuffix(d.dataPath, ".parquet") + ".pos-deletes.parquet"
+	sch := &arrowconv.Schema{Columns: []arrowconv.Field{{Name: "file_path", Type: arrowconv.Type{Kind: arrowconv.String}}, {Name: "pos", Type: arrowconv.Type{Kind: arrowconv.BigInt}}}}
+	opts := d.opts
+	opts.Required = []string{"file_path", "pos"}
+	opts.FieldIDs = func(path []string) int32 {
+		switch strings.Join(path, "\x00") {
+		case "file_path":
+			return posFilePathID
+		case "pos":
+			return posPosID
+		}
+		return 0
+	}
+	w, err := writer.NewParquet(d.posPath, sch, opts)
+	if err != nil {
+		return err
+	}
+	url := FileURL(d.dataPath)
+	arrSch := arrow.NewSchema([]arrow.Field{{Name: "file_path", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "pos", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	for from := 0; from < len(d.posDeletes); from += 1 << 16 {
+		to := min(len(d.posDeletes), from+1<<16)
+		sb := array.NewStringBuilder(memory.DefaultAllocator)
+		for range to - from {
+			sb.Append(url)
+		}
+		pb := array.NewInt64Builder(memory.DefaultAllocator)
+		pb.AppendValues(d.posDeletes[from:to], nil)
+		fp, ps := sb.NewArray(), pb.NewArray()
+		sb.Release()
+		pb.Release()
+		rec := array.NewRecordBatch(arrSch, []arrow.Array{fp, ps}, int64(to-from))
+		err := w.Write(context.Background(), rec)
+		rec.Release()
+		fp.Release()
+		ps.Release()
+		if err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// Abort removes what the delta wrote.
+func (d *Delta) Abort() error {
+	err := d.data.Abort()
+	d.abortDeletes()
+	return err
+}
+
+func (d *Delta) abortDeletes() {
+	if d.eq != nil {
+		d.eq.Abort()
+	}
+	if d.posPath != "" {
+		os.Remove(d.posPath)
+	}
+}
+
+// Files are the delta's files: the data file, then the delete files made.
+func (d *Delta) Files() []string {
+	out := []string{d.dataPath}
+	if d.posPath != "" {
+		out = append(out, d.posPath)
+	}
+	if d.eq != nil {
+		out = append(out, d.eqPath)
+	}
+	return out
+}
+
+// appendKey appends an unambiguous encoding of row i's key values.
+func appendKey(b []byte, cols []arrow.Array, i int) ([]byte, error) {
+	for _, c := range cols {
+		if c.IsNull(i) {
+			return nil, fmt.Errorf("a row has a NULL primary key (column %d of the key): an upsert table cannot hold it", len(b))
+		}
+		switch a := c.(type) {
+		case *array.Int8:
+			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
+		case *array.Int16:
+			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
+		case *array.Int32:
+			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
+		case *array.Int64:
+			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
+		case *array.Date32:
+			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
+		case *array.Timestamp:
+			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
+		case *array.Boolean:
+			if a.Value(i) {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		case *array.String:
+			v := a.Value(i)
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		case *array.Binary:
+			v := a.Value(i)
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		case *array.Decimal128:
+			v := a.Value(i)
+			b = binary.LittleEndian.AppendUint64(b, v.LowBits())
+			b = binary.LittleEndian.AppendUint64(b, uint64(v.HighBits()))
+		default:
+			v := c.ValueStr(i)
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		}
+	}
+	return b, nil
+}
+
+// CommitDelta commits an input's delta as one RowDelta recording in,
+// unless the table holds in already (then the delta's files are removed
+// and CommitDelta reports false).
+func (t *Table) CommitDelta(ctx context.Context, d *Delta, in Input, run, rows string) (bool, error) {
+	return t.commit(ctx, d.Files(), in, run, rows, func(tx *table.Transaction, props iceberg.Properties) error {
+		fs, err := t.tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
+		meta := t.tbl.Metadata()
+		spec := meta.PartitionSpec()
+		df, err := table.FileToDataFile(ctx, fs, FileURL(d.dataPath), t.tbl.Schema(), spec, 0, meta.Properties())
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.dataPath, err)
+		}
+		rd := tx.NewRowDelta(props).AddRows(df)
+		if d.posPath != "" {
+			f, err := deleteFile(spec, iceberg.EntryContentPosDeletes, d.posPath, int64(len(d.posDeletes)), nil)
+			if err != nil {
+				return err
+			}
+			rd.AddDeletes(f)
+		}
+		if d.eq != nil {
+			f, err := deleteFile(spec, iceberg.EntryContentEqDeletes, d.eqPath, d.eqRows, d.keyIDs)
+			if err != nil {
+				return err
+			}
+			rd.AddDeletes(f)
+		}
+		return rd.Commit(ctx)
+	})
+}
+
+// deleteFile describes a delete file for a manifest.
+func deleteFile(spec iceberg.PartitionSpec, content iceberg.ManifestEntryContent, path string, rows int64, eqIDs []int) (iceberg.DataFile, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := iceberg.NewDataFileBuilder(spec, content, FileURL(path), iceberg.ParquetFile, nil, nil, nil, rows, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	if eqIDs != nil {
+		b.EqualityFieldIDs(eqIDs)
+	}
+	return b.Build(), nil
+}
