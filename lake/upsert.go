@@ -51,14 +51,14 @@ const (
 // Delta is an input's data file for an upsert table, with the delete files
 // it makes. Write and Close are the writer's.
 type Delta struct {
-	t        *Table
-	data     writer.Writer
-	dataPath string
-	keyCols  []int  // record columns of the key
-	keyNames []string
-	keyIDs   []int
+	t         *Table
+	data      writer.Writer
+	dataPath  string
+	keyCols   []int // record columns of the key
+	keyNames  []string
+	keyIDs    []int
 	unchanged int // record column of _unchanged, or -1
-	opts     writer.ParquetOptions
+	opts      writer.ParquetOptions
 
 	last       map[string]int64 // key → position of its live image in this file, -1: deleted
 	pos        int64
