@@ -79,6 +79,9 @@ type Decoder interface {
 	// SetFile sets the file the following messages come from, for the
 	// file.* metadata columns.
 	SetFile(FileInfo)
+	// SetLine sets the line number (1-based) of the next message in its
+	// file, for the file.line metadata column.
+	SetLine(int64)
 	// Routed is the source table of the message last decoded, as decoding
 	// read it (the rules of [Route]; escaped when esc); it needs
 	// Options.RouteKeys. The slices are valid until the next Decode.
@@ -147,7 +150,13 @@ var FileMetadata = []MetaKey{
 	{"file.size", arrowconv.Type{Kind: arrowconv.BigInt}, "size of the input file in bytes"},
 	{"file.modification-time", ltz3, "modification time of the input file"},
 	{unchangedKey, strs, "the columns whose values the producer did not send (producer semantics; empty otherwise)"},
+	{"file.line", arrowconv.Type{Kind: arrowconv.BigInt}, "line of the message in its file (1-based)"},
+	{SourcePositionKey, str, "the producer's position of the change (binlog file and offset, LSN, SCN, ...), ordering the changes of one source as text"},
 }
+
+// SourcePositionKey is the metadata key of a change's position in its
+// source's log.
+const SourcePositionKey = "source-position"
 
 // unchangedKey is the metadata key of the per-row list of unchanged
 // columns.
@@ -338,6 +347,15 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	d.present = make([]bool, len(d.phys))
 	d.op = f.newFn(d)
 	d.envNames = d.op.envelope()
+	for _, m := range d.metas {
+		if m.key == SourcePositionKey {
+			for _, n := range positionFields[f.Name] {
+				if !slices.Contains(d.envNames, n) {
+					d.envNames = append(d.envNames, n)
+				}
+			}
+		}
+	}
 	d.env = make([]slot, len(d.envNames))
 	d.envIdx = map[string]int{}
 	for i, n := range d.envNames {
@@ -364,6 +382,8 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 type base struct {
 	format *Format
 	opts   Options
+	line   int64  // of the message being decoded (SetLine)
+	posBuf []byte // source-position text under construction
 	b      *arrowconv.Builder
 	cx     *convCtx
 	phys   []arrowconv.Field
@@ -483,6 +503,8 @@ func (d *base) controlled(what string, truncate bool, table, position string) (O
 }
 
 func (d *base) SetFile(fi FileInfo) { d.file = fi }
+
+func (d *base) SetLine(n int64) { d.line = n }
 
 // Routed implements Decoder from the envelope captured by the last Decode.
 func (d *base) Routed() (ns, table []byte, esc, ok bool) {

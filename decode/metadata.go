@@ -27,6 +27,11 @@ func (d *base) bindMeta(m *metaCol) error {
 	case "file.name":
 		m.fill = func(c arrowconv.Column) error { c.(*arrowconv.BytesCol).AppendString(d.file.Name); return nil }
 		return nil
+	case "file.line":
+		m.fill = func(c arrowconv.Column) error { c.(*arrowconv.FixedCol[int64]).Append(d.line); return nil }
+		return nil
+	case SourcePositionKey:
+		return d.bindPosition(m)
 	case "file.size":
 		m.fill = func(c arrowconv.Column) error { c.(*arrowconv.FixedCol[int64]).Append(d.file.Size); return nil }
 		return nil

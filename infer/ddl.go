@@ -18,18 +18,34 @@ import (
 // inferred table has (empty lists where the producer sent every column).
 const UnchangedColumn = "_unchanged"
 
+// Lineage columns: where each row comes from (the input file and line)
+// and its place in the producer's log, so that rows of many files order.
+const (
+	FileColumn     = "_file"
+	LineColumn     = "_line"
+	PositionColumn = "_source_pos"
+)
+
 // Extra are the columns cdcetl adds to every inferred table, after the
-// table's own: the unchanged-columns list (producer semantics).
-func Extra() []arrowconv.Field {
+// table's own: the unchanged-columns list (producer semantics), then, with
+// lineage, _file, _line and _source_pos.
+func Extra(lineage bool) []arrowconv.Field {
 	str := arrowconv.Type{Kind: arrowconv.String, Precision: 1<<31 - 1}
-	return []arrowconv.Field{{Name: UnchangedColumn, Type: arrowconv.Type{Kind: arrowconv.Array, Elem: &str}, MetadataKey: "unchanged-columns", Virtual: true}}
+	out := []arrowconv.Field{{Name: UnchangedColumn, Type: arrowconv.Type{Kind: arrowconv.Array, Elem: &str}, MetadataKey: "unchanged-columns", Virtual: true}}
+	if lineage {
+		out = append(out,
+			arrowconv.Field{Name: FileColumn, Type: str, MetadataKey: "file.path", Virtual: true},
+			arrowconv.Field{Name: LineColumn, Type: arrowconv.Type{Kind: arrowconv.BigInt}, MetadataKey: "file.line", Virtual: true},
+			arrowconv.Field{Name: PositionColumn, Type: str, MetadataKey: "source-position", Virtual: true})
+	}
+	return out
 }
 
 // DecodeSchema is the schema a table's rows are decoded with: its columns,
 // then Extra, and its primary key.
 func (t *Table) DecodeSchema() *arrowconv.Schema {
 	s := t.Schema()
-	s.Columns = append(s.Columns, Extra()...)
+	s.Columns = append(s.Columns, Extra(!t.NoLineage)...)
 	return s
 }
 

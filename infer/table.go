@@ -68,7 +68,10 @@ type Table struct {
 	// SchemaInclude: Debezium messages with the schema/payload envelope
 	// (the DDL says 'debezium-json.schema-include' = 'true').
 	SchemaInclude bool
-	Changes       []Change
+	// NoLineage leaves the lineage columns (_file, _line, _source_pos)
+	// out of the decode schema.
+	NoLineage bool
+	Changes   []Change
 	byName        map[string]*Column
 }
 

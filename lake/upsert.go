@@ -81,6 +81,7 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 	if len(s.PrimaryKey) == 0 {
 		return nil, fmt.Errorf("iceberg table %s: --table-mode upsert needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a --ddl-dir DDL that has one, or use --table-mode changelog)", t.Name())
 	}
+	ids := t.FieldIDs()
 	d := &Delta{t: t, data: w, dataPath: dataPath, unchanged: -1, last: map[string]int64{}, keySch: &arrowconv.Schema{}}
 	for _, k := range s.PrimaryKey {
 		i := slices.IndexFunc(s.Columns, func(c arrowconv.Field) bool { return c.Name == k })
@@ -94,7 +95,7 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 		d.keyCols = append(d.keyCols, i+1)
 		d.keyNames = append(d.keyNames, k)
 		d.keySch.Columns = append(d.keySch.Columns, s.Columns[i])
-		id := t.ids[k]
+		id := ids([]string{k})
 		if id == 0 {
 			return nil, fmt.Errorf("iceberg table %s: no field ID for key column %s", t.Name(), k)
 		}

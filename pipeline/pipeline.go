@@ -66,6 +66,9 @@ type Config struct {
 	// OnlyTable, when set, keeps only the messages of that one table (a
 	// DDL naming its table with 'cdcetl.namespace' and 'cdcetl.table').
 	OnlyTable *TableKey
+	// NoLineage leaves the lineage columns (_file, _line, _source_pos) out
+	// of inferred tables.
+	NoLineage bool
 	// DDLDir holds CREATE TABLE files ("<namespace>.<table>.sql") that pin
 	// those tables' schemas in a routed conversion.
 	DDLDir string
@@ -174,6 +177,9 @@ func (c *Config) Conversion() Conversion {
 		m["schema"] = c.Schema.ColumnList()
 	} else {
 		m["schema"] = "(inferred per table)"
+		if c.NoLineage {
+			m["lineage"] = "false"
+		}
 		if c.DDLDir != "" {
 			m["ddl-dir"] = c.DDLDir
 		}

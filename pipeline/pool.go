@@ -389,6 +389,7 @@ func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder,
 				return true
 			}
 		}
+		dec.SetLine(int64(pos.Line))
 		out, err := dec.Decode(msg)
 		if err != nil {
 			res.err = locate(cfg.Format, cfg.Options, err, pos, msg)
@@ -556,6 +557,7 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 			cur, open[td] = td, tr
 			mark := td.b.Mark()
 			var err error
+			td.dec.SetLine(int64(pos.Line))
 			out, err = td.dec.Decode(msg)
 			if err != nil || out.Outcome == decode.Dropped {
 				if guessed {

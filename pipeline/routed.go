@@ -228,6 +228,7 @@ func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string) (map[i
 		if t.Format == "" {
 			t.Format = ev.Format
 		}
+		t.NoLineage = cfg.NoLineage
 		ddl := t.DDL(nil)
 		if cur := rt.current[k]; cur != nil && cur.ddl == ddl {
 			snap[k] = cur

@@ -47,6 +47,7 @@ type convertOpts struct {
 	semantics, columnCase, sourceTZ           string
 	includeTable, excludeTable, ddlDir        string
 	catalog, table, tableMode                 string
+	noLineage                                 bool
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
@@ -63,6 +64,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable); --KEY=VALUE works too")
 	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), iceberg (tables in the warehouse -o DIR), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
 	fs.StringVar(&o.catalog, "catalog", "", "iceberg: the catalog, sqlite:PATH (default: the embedded one, DIR/_catalog.db) or rest+https://HOST/PATH")
+	fs.BoolVar(&o.noLineage, "no-lineage", false, "without a schema: leave out the lineage columns _file, _line and _source_pos (with a schema, declare the metadata keys file.path, file.line, source-position instead)")
 	fs.StringVar(&o.tableMode, "table-mode", "", "iceberg: changelog (default: every row appended, with _rowkind) or upsert (the current state per primary key: equality and position deletes)")
 	fs.StringVar(&o.table, "table", "", "the table a conversion with a schema loads into, NAMESPACE.NAME (iceberg)")
 	fs.BoolVar(&o.mergeUpdates, "merge-updates", false, "re-encoding: write a -U row followed by its +U row as one native update message (Flink writes a delete and an insert)")
@@ -557,6 +559,10 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	cfg.OnlyTable = only
 	cfg.Catalog, cfg.TableMode = o.catalog, o.tableMode
+	if o.noLineage && !routed {
+		return cfg, nil, usagef("--no-lineage applies without a schema; a schema has exactly its columns (declare METADATA FROM 'file.line' or 'source-position' to get them)")
+	}
+	cfg.NoLineage = o.noLineage
 	if o.tableMode == "upsert" && cfg.KeepGoing {
 		return cfg, nil, usagef("--table-mode upsert applies inputs in order, so one that fails stops the load: drop --keep-going (and --failed)")
 	}

@@ -135,7 +135,7 @@ func explicitDDL(format, ns, table, columns string) string {
 	if format == "debezium-json" {
 		with = ", 'debezium-json.schema-include' = 'true'" // JsonConverter with schemas
 	}
-	return fmt.Sprintf("CREATE TABLE t (%s, _unchanged ARRAY<STRING> METADATA FROM 'unchanged-columns' VIRTUAL) WITH ('format' = %s, 'cdcetl.semantics' = 'producer', 'cdcetl.namespace' = %s, 'cdcetl.table' = %s%s)",
+	return fmt.Sprintf("CREATE TABLE t (%s, _unchanged ARRAY<STRING> METADATA FROM 'unchanged-columns' VIRTUAL, _file STRING METADATA FROM 'file.path' VIRTUAL, _line BIGINT METADATA FROM 'file.line' VIRTUAL, _source_pos STRING METADATA FROM 'source-position' VIRTUAL) WITH ('format' = %s, 'cdcetl.semantics' = 'producer', 'cdcetl.namespace' = %s, 'cdcetl.table' = %s%s)",
 		columns, q(format), q(ns), q(table), with)
 }
 
@@ -200,7 +200,12 @@ func TestMixedArchiveNoSchema(t *testing.T) {
 					if v := s.Options["cdcetl.schema-version"]; v != "" {
 						key += "@v" + v
 					}
-					cols := s.Columns[:len(s.Columns)-1] // _unchanged last
+					var cols []arrowconv.Field // the table's own: not _unchanged and the lineage columns
+					for _, c := range s.Columns {
+						if !c.IsMetadata() {
+							cols = append(cols, c)
+						}
+					}
 					got := (&arrowconv.Schema{Columns: cols}).ColumnList()
 					if w, ok := want[key]; !ok {
 						t.Errorf("unexpected table %s (%s)", key, tb.Dir)

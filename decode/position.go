@@ -1,0 +1,197 @@
+package decode
+
+import (
+	"github.com/buger/jsonparser"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// The source-position metadata key: where a change sits in its source's
+// log, as text that sorts in log order among the changes of one source
+// (one MySQL server, one Postgres slot, one GoldenGate trail). Components
+// are joined by "/"; a number is zero-padded to 20 digits so that text
+// order is numeric order; a component the message lacks is empty:
+//
+//	canal-json     es/id                       (event time ms, message id)
+//	maxwell-json   FILE/OFFSET/XOFFSET         (from position "FILE:OFFSET"),
+//	               or ts/xid/xoffset without a position
+//	ogg-json       pos                         (trail sequence and RBA), or csn
+//	debezium-json  by source.connector:
+//	  mysql        file/pos/row
+//	  postgresql   lsn
+//	  sqlserver    commit_lsn/change_lsn/event_serial_no
+//	  oracle       commit_scn/scn
+//	  mongodb      ts_ms/ord
+//	  others       ts_ms, then every position field the source has
+//
+// A message with none of its format's fields has a NULL position.
+
+// positionFields are the envelope fields a format's position is read
+// from, captured only when the key is declared.
+var positionFields = map[string][]string{
+	"canal-json":    {"es", "id"},
+	"maxwell-json":  {"position", "ts", "xid", "xoffset"},
+	"ogg-json":      {"pos", "csn"},
+	"debezium-json": {"source"},
+}
+
+// bindPosition fills a source-position column.
+func (d *base) bindPosition(m *metaCol) error {
+	var parts []func() ([]byte, bool)
+	field := func(name string) func() ([]byte, bool) {
+		f := d.field(name)
+		return func() ([]byte, bool) {
+			s := d.get(f)
+			if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
+				return nil, false
+			}
+			return s.v, true
+		}
+	}
+	switch d.format.Name {
+	case "canal-json":
+		parts = []func() ([]byte, bool){field("es"), field("id")}
+	case "ogg-json":
+		pos, csn := field("pos"), field("csn")
+		parts = []func() ([]byte, bool){func() ([]byte, bool) {
+			if v, ok := pos(); ok {
+				return v, true
+			}
+			return csn()
+		}}
+	case "maxwell-json":
+		return d.bindMaxwellPosition(m, field)
+	case "debezium-json":
+		return d.bindDebeziumPosition(m)
+	default:
+		m.fill = func(c arrowconv.Column) error { c.(*arrowconv.BytesCol).AppendNull(); return nil }
+		return nil
+	}
+	m.fill = func(c arrowconv.Column) error {
+		b, any := d.posBuf[:0], false
+		for i, p := range parts {
+			if i > 0 {
+				b = append(b, '/')
+			}
+			if v, ok := p(); ok {
+				b, any = appendPositionPart(b, v), true
+			}
+		}
+		d.posBuf = b
+		col := c.(*arrowconv.BytesCol)
+		if !any {
+			col.AppendNull()
+			return nil
+		}
+		col.Append(b)
+		return nil
+	}
+	return nil
+}
+
+func (d *base) bindMaxwellPosition(m *metaCol, field func(string) func() ([]byte, bool)) error {
+	position, ts, xid, xoffset := field("position"), field("ts"), field("xid"), field("xoffset")
+	m.fill = func(c arrowconv.Column) error {
+		b := d.posBuf[:0]
+		col := c.(*arrowconv.BytesCol)
+		if p, ok := position(); ok {
+			// "mysql-bin.000003:4242": the file, then the offset as a number.
+			cut := len(p)
+			for i := len(p) - 1; i >= 0; i-- {
+				if p[i] == ':' {
+					cut = i
+					break
+				}
+			}
+			b = append(b, p[:cut]...)
+			b = append(b, '/')
+			if cut < len(p) {
+				b = appendPositionPart(b, p[cut+1:])
+			}
+		} else {
+			t, okT := ts()
+			x, okX := xid()
+			if !okT && !okX {
+				col.AppendNull()
+				return nil
+			}
+			b = appendPositionPart(b, t)
+			b = append(b, '/')
+			b = appendPositionPart(b, x)
+		}
+		b = append(b, '/')
+		if v, ok := xoffset(); ok {
+			b = appendPositionPart(b, v)
+		}
+		d.posBuf = b
+		col.Append(b)
+		return nil
+	}
+	return nil
+}
+
+// debeziumPositions are the source fields of each connector's position,
+// in order.
+var debeziumPositions = map[string][]string{
+	"mysql":      {"file", "pos", "row"},
+	"postgresql": {"lsn"},
+	"sqlserver":  {"commit_lsn", "change_lsn", "event_serial_no"},
+	"oracle":     {"commit_scn", "scn"},
+	"mongodb":    {"ts_ms", "ord"},
+}
+
+func (d *base) bindDebeziumPosition(m *metaCol) error {
+	src := d.field("source")
+	others := append([]string{"ts_ms"}, DebeziumSourcePos...)
+	m.fill = func(c arrowconv.Column) error {
+		col := c.(*arrowconv.BytesCol)
+		s := d.get(src)
+		if s.t != jsonparser.Object {
+			col.AppendNull()
+			return nil
+		}
+		conn, _ := jsonparser.GetString(s.v, "connector")
+		keys, ok := debeziumPositions[conn]
+		if !ok {
+			keys = others
+		}
+		b, any := d.posBuf[:0], false
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, '/')
+			}
+			v, vt, _, err := jsonparser.Get(s.v, k)
+			if err != nil || vt == jsonparser.Null {
+				continue
+			}
+			b, any = appendPositionPart(b, v), true
+		}
+		d.posBuf = b
+		if !any {
+			col.AppendNull()
+			return nil
+		}
+		col.Append(b)
+		return nil
+	}
+	return nil
+}
+
+// appendPositionPart appends one component: a non-negative integer
+// zero-padded to 20 digits, anything else as it is.
+func appendPositionPart(b, v []byte) []byte {
+	digits := len(v) > 0 && len(v) <= 20
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			digits = false
+			break
+		}
+	}
+	if !digits {
+		return append(b, v...)
+	}
+	for range 20 - len(v) {
+		b = append(b, '0')
+	}
+	return append(b, v...)
+}
