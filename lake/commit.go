@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -19,6 +20,8 @@ import (
 const (
 	// SummaryInput is the input a commit holds, as JSON (Input).
 	SummaryInput = "cdcetl.input"
+	// SummaryInputs are the inputs a group commit holds, a JSON array.
+	SummaryInputs = "cdcetl.inputs"
 	// SummaryRun identifies the run that committed it.
 	SummaryRun = "cdcetl.run"
 	// SummaryRows is the number of rows committed, by kind.
@@ -32,6 +35,8 @@ type Input struct {
 	Path string `json:"path"`
 	Size int64  `json:"size"`
 	Hash string `json:"xxh3_128"`
+	// Rows are its rows in this table, by kind (for people).
+	Rows json.RawMessage `json:"rows,omitempty"`
 }
 
 // ID is the input's identity.
@@ -51,6 +56,12 @@ func (t *Table) refresh() {
 		if raw, ok := s.Summary.Properties[SummaryInput]; ok && json.Unmarshal([]byte(raw), &in) == nil {
 			t.committed[in.ID()] = s.Summary.Properties[SummaryRun]
 		}
+		var ins []Input
+		if raw, ok := s.Summary.Properties[SummaryInputs]; ok && json.Unmarshal([]byte(raw), &ins) == nil {
+			for _, in := range ins {
+				t.committed[in.ID()] = s.Summary.Properties[SummaryRun]
+			}
+		}
 	}
 }
 
@@ -69,12 +80,107 @@ func (t *Table) Committed(ctx context.Context, in Input) (bool, error) {
 // maxAttempts bounds the retries of a commit that met a concurrent one.
 const maxAttempts = 20
 
+// Group commits: inputs of a changelog table that finish within
+// groupWindow of each other (at most groupMax) are committed as one
+// snapshot, which lists them all. Every commit rewrites the table's
+// metadata, which grows with its snapshots: one commit per small input
+// would make a load of many files slow, and the metadata large.
+const (
+	groupWindow = 50 * time.Millisecond
+	groupMax    = 256
+)
+
+// queued is an input waiting for its group commit.
+type queued struct {
+	files []string
+	in    Input
+	done  chan commitResult
+}
+
+type commitResult struct {
+	committed bool
+	err       error
+}
+
 // Commit appends the data files (absolute paths, in the table's data
-// directory) as one snapshot recording in, unless the table already holds
-// in: then the files are removed, and Commit reports false. rows goes into
-// the summary for people.
+// directory) in a snapshot recording in, unless the table already holds
+// in: then the files are removed, and Commit reports false. rows (JSON)
+// goes into the summary for people. Inputs committed at about the same
+// time share a snapshot.
 func (t *Table) Commit(ctx context.Context, files []string, in Input, run string, rows string) (bool, error) {
-	return t.commit(ctx, files, in, run, rows, func(tx *table.Transaction, props iceberg.Properties) error {
+	if rows != "" {
+		in.Rows = json.RawMessage(rows)
+	}
+	q := &queued{files: files, in: in, done: make(chan commitResult, 1)}
+	t.qmu.Lock()
+	t.queue = append(t.queue, q)
+	lead := !t.leading
+	t.leading = true
+	if len(t.queue) >= groupMax {
+		select {
+		case t.full <- struct{}{}:
+		default:
+		}
+	}
+	t.qmu.Unlock()
+	if lead {
+		go t.lead(context.WithoutCancel(ctx), run)
+	}
+	select {
+	case r := <-q.done:
+		return r.committed, r.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// lead commits the queue in groups until it is empty.
+func (t *Table) lead(ctx context.Context, run string) {
+	for {
+		select {
+		case <-time.After(groupWindow):
+		case <-t.full:
+		}
+		t.qmu.Lock()
+		n := min(len(t.queue), groupMax)
+		group := t.queue[:n:n]
+		t.queue = t.queue[n:]
+		t.qmu.Unlock()
+		if len(group) > 0 {
+			t.commitGroup(ctx, group, run)
+		}
+		t.qmu.Lock()
+		if len(t.queue) == 0 {
+			t.leading = false
+			t.qmu.Unlock()
+			return
+		}
+		t.qmu.Unlock()
+	}
+}
+
+// commitGroup commits the inputs of group the table does not hold yet as
+// one append, and tells each what became of it.
+func (t *Table) commitGroup(ctx context.Context, group []*queued, run string) {
+	var todo []*queued
+	var files []string
+	ok, err := t.commitWith(ctx, func() (iceberg.Properties, bool, error) {
+		todo, files = todo[:0], files[:0]
+		var ins []Input
+		for _, q := range group {
+			if _, held := t.committed[q.in.ID()]; held {
+				continue
+			}
+			todo = append(todo, q)
+			files = append(files, q.files...)
+			ins = append(ins, q.in)
+		}
+		if len(todo) == 0 {
+			return nil, false, nil
+		}
+		raw, _ := json.Marshal(ins)
+		return iceberg.Properties{SummaryInputs: string(raw), SummaryRun: run}, true, nil
+	}, func(tx *table.Transaction, props iceberg.Properties) error {
 		fs, err := t.tbl.FS(ctx)
 		if err != nil {
 			return err
@@ -89,21 +195,60 @@ func (t *Table) Commit(ctx context.Context, files []string, in Input, run string
 			}
 			dfs = append(dfs, df)
 		}
-		return tx.AddDataFiles(ctx, dfs, props)
+		// A row delta of data files only is a fast append; AddDataFiles
+		// would read every manifest of the table for duplicates, which
+		// cannot happen here (a run's files are named after it).
+		return tx.NewRowDelta(props).AddRows(dfs...).Commit(ctx)
 	})
+	for _, q := range group {
+		switch {
+		case err != nil:
+			q.done <- commitResult{err: fmt.Errorf("iceberg table %s: committing %s: %w", t.Name(), q.in.Path, err)}
+		case ok && containsQueued(todo, q):
+			q.done <- commitResult{committed: true}
+		default:
+			q.done <- commitResult{err: removeAll(q.files)} // the table holds it already
+		}
+	}
+}
+
+func containsQueued(qs []*queued, q *queued) bool {
+	for _, x := range qs {
+		if x == q {
+			return true
+		}
+	}
+	return false
 }
 
 // commit runs stage in a transaction on the head it reads, and commits it,
-// unless the table holds in (then files are removed); a concurrent commit
-// makes it read the table again and decide again.
+// unless the table holds in (then files are removed).
 func (t *Table) commit(ctx context.Context, files []string, in Input, run, rows string, stage func(*table.Transaction, iceberg.Properties) error) (bool, error) {
+	if rows != "" {
+		in.Rows = json.RawMessage(rows)
+	}
+	raw, _ := json.Marshal(in)
+	ok, err := t.commitWith(ctx, func() (iceberg.Properties, bool, error) {
+		if _, held := t.committed[in.ID()]; held {
+			return nil, false, nil
+		}
+		return iceberg.Properties{SummaryInput: string(raw), SummaryRun: run}, true, nil
+	}, stage)
+	if err != nil {
+		return false, fmt.Errorf("iceberg table %s: committing %s: %w", t.Name(), in.Path, err)
+	}
+	if !ok {
+		return false, removeAll(files)
+	}
+	return true, nil
+}
+
+// commitWith decides (decide: the snapshot's summary, or false for
+// nothing to commit) on the table's head, stages the commit and commits
+// it; a concurrent commit makes it read the table again and decide again.
+func (t *Table) commitWith(ctx context.Context, decide func() (iceberg.Properties, bool, error), stage func(*table.Transaction, iceberg.Properties) error) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	raw, _ := json.Marshal(in)
-	props := iceberg.Properties{SummaryInput: string(raw), SummaryRun: run}
-	if rows != "" {
-		props[SummaryRows] = rows
-	}
 	var last error
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
@@ -112,14 +257,15 @@ func (t *Table) commit(ctx context.Context, files []string, in Input, run, rows 
 			}
 		}
 		t.refresh()
-		if _, ok := t.committed[in.ID()]; ok {
-			return false, removeAll(files)
+		props, any, err := decide()
+		if err != nil || !any {
+			return false, err
 		}
 		tx := t.tbl.NewTransaction()
 		// The head this commit was decided on: a concurrent commit (which
 		// may hold the same input) fails it, rather than iceberg-go
 		// replaying it.
-		err := tx.AssertRefSnapshotID(table.MainBranch)
+		err = tx.AssertRefSnapshotID(table.MainBranch)
 		if err == nil {
 			err = stage(tx, props)
 		}
@@ -133,11 +279,11 @@ func (t *Table) commit(ctx context.Context, files []string, in Input, run, rows 
 			return true, nil
 		}
 		if !errors.Is(err, table.ErrCommitFailed) {
-			return false, fmt.Errorf("iceberg table %s: committing %s: %w", t.Name(), in.Path, err)
+			return false, err
 		}
 		last = err
 	}
-	return false, fmt.Errorf("iceberg table %s: committing %s: %d attempts met concurrent commits: %w", t.Name(), in.Path, maxAttempts, last)
+	return false, fmt.Errorf("%d attempts met concurrent commits: %w", maxAttempts, last)
 }
 
 // removeAll removes files (a commit found its input committed already).

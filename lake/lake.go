@@ -138,6 +138,12 @@ type Table struct {
 	// the snapshots already read for them.
 	committed map[string]string // input identity → snapshot summary's run
 	seen      map[int64]bool
+
+	// The group commit's queue (changelog tables).
+	qmu     sync.Mutex
+	queue   []*queued
+	leading bool
+	full    chan struct{}
 }
 
 // Table returns the table ns.name kept at dir (an absolute directory in
@@ -150,7 +156,7 @@ func (l *Lake) Table(ctx context.Context, ns, name, dir string, s *arrowconv.Sch
 	l.mu.Lock()
 	t := l.tables[key]
 	if t == nil {
-		t = &Table{lake: l, ident: ident, dir: dir, committed: map[string]string{}, seen: map[int64]bool{}}
+		t = &Table{lake: l, ident: ident, dir: dir, committed: map[string]string{}, seen: map[int64]bool{}, full: make(chan struct{}, 1)}
 		l.tables[key] = t
 	}
 	l.mu.Unlock()
@@ -181,7 +187,7 @@ func (l *Lake) Existing(ctx context.Context, ns, name, dir string) (*Table, erro
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if t = l.tables[key]; t == nil {
-		t = &Table{lake: l, ident: table.Identifier{ns, name}, dir: dir, tbl: tbl, committed: map[string]string{}, seen: map[int64]bool{}}
+		t = &Table{lake: l, ident: table.Identifier{ns, name}, dir: dir, tbl: tbl, committed: map[string]string{}, seen: map[int64]bool{}, full: make(chan struct{}, 1)}
 		t.index()
 		l.tables[key] = t
 	}
