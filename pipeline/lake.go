@@ -198,7 +198,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 // they were made. A table that holds the input already keeps what it has
 // (the new file is removed): a rerun after a crash between the commits and
 // the journal commits nothing twice.
-func (r *run) commitLake(ctx context.Context, fr *fileRun, st Stats) error {
+func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 	in := lake.Input{Path: fr.key.path, Size: fr.file.Size, Hash: fr.sha}
 	ids := []int{}
 	if fr.w != nil {
@@ -229,6 +229,7 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st Stats) error {
 		if held {
 			removeFiles(o.files())
 			r.dropOutput(fr, id, o)
+			st.Held++
 			continue
 		}
 		rows, _ := o.rows.MarshalJSON()
@@ -247,7 +248,10 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st Stats) error {
 			done, err = o.table.Commit(ctx, []string{o.path}, in, r.runID, string(rows))
 		}
 		if done {
+			st.Committed++
 			afterCommit()
+		} else if err == nil {
+			st.Held++
 		}
 		if err == nil && !done {
 			r.dropOutput(fr, id, o) // the table held the input: the file is gone

@@ -214,8 +214,12 @@ func TestIcebergChangelogMatchesParquet(t *testing.T) {
 				t.Fatalf("only %d tables", n)
 			}
 			// A rerun with --force converts again and commits nothing.
-			if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2, Force: true}, paths); err != nil {
+			st2, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2, Force: true}, paths)
+			if err != nil {
 				t.Fatal(err)
+			}
+			if st.Committed == 0 || st2.Committed != 0 || st2.Held != st.Committed {
+				t.Errorf("first run committed %d parts; the rerun %d, and found %d held", st.Committed, st2.Committed, st2.Held)
 			}
 			check()
 		})

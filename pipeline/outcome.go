@@ -87,7 +87,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		}
 	}
 	if err == nil && r.lake != nil && committed {
-		err = r.commitLake(r.ctx, fr, st)
+		err = r.commitLake(r.ctx, fr, &st)
 	}
 	if err == nil && fr.dead != nil {
 		err = fr.dead.Close()

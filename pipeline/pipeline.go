@@ -286,6 +286,11 @@ type Stats struct {
 	// Warnings are things that look wrong but did not stop the run (a
 	// column no message has, canal messages of several tables).
 	Warnings []string `json:"warnings,omitempty"`
+	// Committed counts, for Iceberg output, an input's rows of a table
+	// that became part of the table; Held those a table held already (a
+	// rerun commits nothing twice).
+	Committed int `json:"iceberg_committed,omitempty"`
+	Held      int `json:"iceberg_already_held,omitempty"`
 	// SchemaChanges are the drifts of inferred schemas (routed): added
 	// columns, widened types, and incompatible changes with the schema
 	// version they started.
@@ -403,6 +408,8 @@ func (s *Stats) add(o Stats) {
 	s.DeadLetters += o.DeadLetters
 	s.Skipped += o.Skipped
 	s.Failed += o.Failed
+	s.Committed += o.Committed
+	s.Held += o.Held
 	s.Warnings = append(s.Warnings, o.Warnings...)
 	s.SchemaChanges = append(s.SchemaChanges, o.SchemaChanges...)
 	for i := range s.Rows {

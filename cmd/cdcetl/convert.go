@@ -250,6 +250,12 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 			fmt.Fprintf(stderr, ", %d schema changes (listed in --report)", n)
 		}
 	}
+	if cfg.To == pipeline.ToIceberg {
+		fmt.Fprintf(stderr, "; iceberg: %d parts committed (an input's rows of one table)", st.Committed)
+		if st.Held > 0 {
+			fmt.Fprintf(stderr, ", %d already in their tables", st.Held)
+		}
+	}
 	if st.ZeroDates > 0 {
 		fmt.Fprintf(stderr, "; %d zero dates nulled", st.ZeroDates)
 	}
