@@ -59,6 +59,8 @@ func fuzzDecoderWith(f *testing.F, format string, producer bool, extra map[strin
 	for _, m := range fm.Metadata {
 		schema += ", `" + m.Key + "` " + m.Type.String() + " METADATA FROM '" + m.Key + "' VIRTUAL"
 	}
+	// cdcetl's lineage keys, every format: the line and the log position.
+	schema += ", `file.line` BIGINT METADATA FROM 'file.line' VIRTUAL, `source-position` STRING METADATA FROM 'source-position' VIRTUAL"
 	if producer {
 		// Producer-only shapes: spatial values, TIME with a fraction, and the
 		// unchanged list and key-only before images.
