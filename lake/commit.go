@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -181,17 +182,11 @@ func (t *Table) commitGroup(ctx context.Context, group []*queued, run string) {
 		raw, _ := json.Marshal(ins)
 		return iceberg.Properties{SummaryInputs: string(raw), SummaryRun: run}, true, nil
 	}, func(tx *table.Transaction, props iceberg.Properties) error {
-		fs, err := t.tbl.FS(ctx)
-		if err != nil {
-			return err
-		}
-		meta := t.tbl.Metadata()
-		spec := meta.PartitionSpec()
 		dfs := make([]iceberg.DataFile, 0, len(files))
 		for _, f := range files {
-			df, err := table.FileToDataFile(ctx, fs, FileURL(f), t.tbl.Schema(), spec, 0, meta.Properties())
+			df, err := t.dataFile(ctx, f)
 			if err != nil {
-				return fmt.Errorf("%s: %w", f, err)
+				return err
 			}
 			dfs = append(dfs, df)
 		}
@@ -284,6 +279,15 @@ func (t *Table) commitWith(ctx context.Context, decide func() (iceberg.Propertie
 		last = err
 	}
 	return false, fmt.Errorf("%d attempts met concurrent commits: %w", maxAttempts, last)
+}
+
+// tableFileToDataFile describes a data file of t from its footer.
+func tableFileToDataFile(ctx context.Context, fs iceio.IO, path string, t *Table, spec iceberg.PartitionSpec) (iceberg.DataFile, error) {
+	df, err := table.FileToDataFile(ctx, fs, FileURL(path), t.tbl.Schema(), spec, 0, t.tbl.Metadata().Properties())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return df, nil
 }
 
 // removeAll removes files (a commit found its input committed already).

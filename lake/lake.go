@@ -39,6 +39,7 @@ const CatalogFile = "_catalog.db"
 type Lake struct {
 	cat       catalog.Catalog
 	mode      string // ModeChangelog or ModeUpsert
+	partition []PartitionField
 	warehouse string // absolute
 	closeFn   func() error
 
@@ -111,6 +112,16 @@ func FileURL(path string) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 }
 
+// PartitionBy sets the partition spec of the tables the lake makes (and
+// expects of those it finds).
+func (l *Lake) PartitionBy(fields []PartitionField) error {
+	if len(fields) > 0 && l.mode == ModeUpsert {
+		return fmt.Errorf("--partition-by with --table-mode upsert is not supported yet: the delete files would have to follow each key's partition; partition a changelog table, or drop --partition-by")
+	}
+	l.partition = fields
+	return nil
+}
+
 // Close closes the catalog.
 func (l *Lake) Close() error {
 	if l.closeFn == nil {
@@ -138,6 +149,10 @@ type Table struct {
 	// the snapshots already read for them.
 	committed map[string]string // input identity → snapshot summary's run
 	seen      map[int64]bool
+
+	// partOf holds the partition values of the partitioned data files
+	// written (path → field ID → value), for their commit.
+	partOf sync.Map
 
 	// The group commit's queue (changelog tables).
 	qmu     sync.Mutex
@@ -220,6 +235,9 @@ func (t *Table) ensure(ctx context.Context, s *arrowconv.Schema) error {
 		if err != nil {
 			return err
 		}
+		if len(t.lake.partition) > 0 && !sameSpec(tbl.Spec(), tbl.Schema(), t.lake.partition) {
+			return fmt.Errorf("the table is partitioned by %s, not by the --partition-by given: give the table's own spec, or load into another table", tbl.Spec())
+		}
 		if m := tbl.Properties()[PropMode]; m != "" && m != t.lake.mode || m == "" && t.lake.mode == ModeUpsert {
 			if m == "" {
 				m = ModeChangelog
@@ -258,13 +276,20 @@ func (t *Table) create(ctx context.Context, s *arrowconv.Schema) (*table.Table, 
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := t.lake.cat.CreateTable(ctx, t.ident, sc,
-		catalog.WithLocation(FileURL(t.dir)),
+	opts := []catalog.CreateTableOpt{catalog.WithLocation(FileURL(t.dir))}
+	if len(t.lake.partition) > 0 {
+		spec, err := partitionSpec(t.lake.partition, sc)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, catalog.WithPartitionSpec(&spec))
+	}
+	tbl, err := t.lake.cat.CreateTable(ctx, t.ident, sc, append(opts,
 		catalog.WithProperties(iceberg.Properties{
 			"format-version":                  "2",
 			"write.parquet.compression-codec": "snappy",
 			PropMode:                          t.lake.mode,
-		}))
+		}))...)
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		return t.lake.cat.LoadTable(ctx, t.ident) // another writer made it first
 	}

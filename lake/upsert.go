@@ -353,15 +353,10 @@ func appendKey(b []byte, cols []arrow.Array, i int) ([]byte, error) {
 // and CommitDelta reports false).
 func (t *Table) CommitDelta(ctx context.Context, d *Delta, in Input, run, rows string) (bool, error) {
 	return t.commit(ctx, d.Files(), in, run, rows, func(tx *table.Transaction, props iceberg.Properties) error {
-		fs, err := t.tbl.FS(ctx)
+		spec := t.tbl.Metadata().PartitionSpec()
+		df, err := t.dataFile(ctx, d.dataPath)
 		if err != nil {
 			return err
-		}
-		meta := t.tbl.Metadata()
-		spec := meta.PartitionSpec()
-		df, err := table.FileToDataFile(ctx, fs, FileURL(d.dataPath), t.tbl.Schema(), spec, 0, meta.Properties())
-		if err != nil {
-			return fmt.Errorf("%s: %w", d.dataPath, err)
 		}
 		rd := tx.NewRowDelta(props).AddRows(df)
 		if d.posPath != "" {

@@ -35,12 +35,14 @@ const ToIceberg = "iceberg"
 // lakeOut is one data file of an input, waiting for its commit.
 type lakeOut struct {
 	table *lake.Table
-	delta *lake.Delta // upsert: the data file's delete files
+	delta *lake.Delta       // upsert: the data file's delete files
+	part  *lake.Partitioned // a partitioned table: a data file per partition
 	// prior are the earlier schema versions of the table: an input one of
 	// them holds is not committed again (a rerun routes it to the latest).
 	prior []*lake.Table
 	path  string // absolute
 	rel   string // below the output directory
+	abs   string // the table's directory
 	key   TableKey
 	rows  RowCounts
 }
@@ -85,6 +87,10 @@ func (r *run) openLake(ctx context.Context) error {
 	}
 	l, err := lake.OpenMode(ctx, cfg.OutDir, cfg.Catalog, cfg.TableMode)
 	if err != nil {
+		return err
+	}
+	if err := l.PartitionBy(cfg.PartitionBy); err != nil {
+		l.Close()
 		return err
 	}
 	r.lake, r.runID = l, newRunID()
@@ -167,6 +173,37 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 	opts.Iceberg, opts.FieldIDs = true, t.FieldIDs()
 	var w writer.Writer
 	path := filepath.Join(abs, "data", fr.stem+"-"+r.runID+".parquet")
+	if len(cfg.PartitionBy) > 0 {
+		colOf := func(name string) int {
+			if name == arrowconv.RowKindColumn {
+				return 0
+			}
+			for i, c := range schema.Columns {
+				if c.Name == name {
+					return i + 1
+				}
+			}
+			return -1
+		}
+		pw, err := t.NewPartitioned(colOf, func(partPath string) (*writer.Parquet, string, error) {
+			p := filepath.Join(abs, "data", partPath, fr.stem+"-"+r.runID+".parquet")
+			w, err := writer.NewParquet(p, schema, opts)
+			return w, p, err
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		id := 0
+		if tr != nil {
+			id = tr.id
+		}
+		if fr.lakeOuts == nil {
+			fr.lakeOuts = map[int]*lakeOut{}
+		}
+		rel = filepath.Join(dir, "data")
+		fr.lakeOuts[id] = &lakeOut{table: t, key: key, part: pw, prior: prior, rel: rel, abs: abs}
+		return pw, rel, nil
+	}
 	var delta *lake.Delta
 	if cfg.TableMode == lake.ModeUpsert {
 		opts.Required = schema.PrimaryKey // identifier fields: the delta refuses NULL keys
@@ -245,7 +282,16 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 				done, err = o.table.CommitDelta(ctx, o.delta, in, r.runID, string(rows))
 			}
 		} else {
-			done, err = o.table.Commit(ctx, []string{o.path}, in, r.runID, string(rows))
+			done, err = o.table.Commit(ctx, o.files(), in, r.runID, string(rows))
+		}
+		if done && o.part != nil {
+			// The outputs are the partitions' files.
+			fr.outputs = slices.DeleteFunc(fr.outputs, func(s string) bool { return s == o.rel })
+			for _, f := range o.files() {
+				if rel, err := filepath.Rel(r.cfg.OutDir, f); err == nil {
+					fr.outputs = append(fr.outputs, rel)
+				}
+			}
 		}
 		if done {
 			st.Committed++
@@ -276,6 +322,9 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 func (o *lakeOut) files() []string {
 	if o.delta != nil {
 		return o.delta.Files()
+	}
+	if o.part != nil {
+		return o.part.Files()
 	}
 	return []string{o.path}
 }
@@ -317,28 +366,32 @@ func recoverLake(ctx context.Context, dir string, j *Journal, l *lake.Lake) erro
 		if _, ok := j.owner(p.Stem); ok {
 			continue
 		}
-		prefix := filepath.Base(p.Stem) + "-"
+		// data/[<partition>/...]<stem>-<run>[.<kind>].parquet
+		mark := string(filepath.Separator) + p.Stem + "-"
 		for _, d := range dataDirs {
-			sub := filepath.Join(d, filepath.Dir(p.Stem))
-			ents, err := os.ReadDir(sub)
-			if err != nil {
-				continue
-			}
-			for _, e := range ents {
-				if e.IsDir() || !strings.HasPrefix(e.Name(), prefix) || !strings.HasSuffix(e.Name(), ".parquet") {
-					continue
+			werr := filepath.WalkDir(d, func(path string, e os.DirEntry, err error) error {
+				if err != nil || e.IsDir() || !strings.HasSuffix(path, ".parquet") {
+					return nil
+				}
+				rel, _ := filepath.Rel(d, path)
+				if !strings.Contains(string(filepath.Separator)+rel, mark) {
+					return nil
 				}
 				if refs == nil {
 					if refs, err = l.Referenced(ctx); err != nil {
 						return fmt.Errorf("cleaning up after an interrupted run: %w", err)
 					}
 				}
-				path, _ := filepath.Abs(filepath.Join(sub, e.Name()))
-				if !refs[path] {
-					if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				abs, _ := filepath.Abs(path)
+				if !refs[abs] {
+					if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
 						return fmt.Errorf("removing a data file of an interrupted run: %w", err)
 					}
 				}
+				return nil
+			})
+			if werr != nil {
+				return werr
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/cdcetl/cdcetl/decode"
@@ -392,5 +393,81 @@ func TestIcebergUpsertIsCurrentState(t *testing.T) {
 			}
 		}
 		l.Close()
+	}
+}
+
+// TestIcebergPartitioned loads a changelog into tables partitioned by
+// bucket(4, id) and truncate(1, grp): every row is there, and scans that
+// prune by partition (id = k for each key) find exactly the key's rows,
+// which they cannot when a file's partition values are wrong.
+func TestIcebergPartitioned(t *testing.T) {
+	in := t.TempDir()
+	paths := upsertArchive(t, in, 4, 200)
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	pq, wh := t.TempDir(), t.TempDir()
+	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, paths); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := lake.ParsePartitionBy("bucket(4, id), truncate(1, grp)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2, PartitionBy: spec}, paths); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lake.Open(context.Background(), wh, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, name := range []string{"t0", "t1"} {
+		tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{"shop", name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spec := tbl.Spec(); spec.NumFields() != 2 {
+			t.Fatalf("shop.%s: spec %s", name, spec.String())
+		}
+		cols, got := scanTable(t, tbl)
+		want := parquetRows(t, filepath.Join(pq, "shop", name), cols)
+		if !slices.Equal(got, want) {
+			t.Fatalf("shop.%s: %d rows, parquet %d:\n%s", name, len(got), len(want), firstDiff(got, want))
+		}
+		all, err := tbl.Scan().PlanFiles(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 60 {
+			filter := iceberg.EqualTo(iceberg.Reference("id"), int32(k))
+			tasks, err := tbl.Scan(table.WithRowFilter(filter)).PlanFiles(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tasks) >= len(all) {
+				t.Fatalf("shop.%s id=%d: %d of %d files planned: no pruning", name, k, len(tasks), len(all))
+			}
+			_, it, err := tbl.Scan(table.WithRowFilter(filter)).ToArrowRecords(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows []string
+			for rec, err := range it {
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, rowsOf(t, rec, cols)...)
+				rec.Release()
+			}
+			slices.Sort(rows)
+			var wantK []string
+			for _, r := range want {
+				if strings.Contains(r, fmt.Sprintf("|id=%d|", k)) {
+					wantK = append(wantK, r)
+				}
+			}
+			if !slices.Equal(rows, wantK) {
+				t.Fatalf("shop.%s id=%d: %d rows, want %d", name, k, len(rows), len(wantK))
+			}
+		}
 	}
 }

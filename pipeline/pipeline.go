@@ -81,6 +81,8 @@ type Config struct {
 	// Table names the one table of a conversion with a schema, for
 	// Iceberg output.
 	Table *TableKey
+	// PartitionBy is Iceberg tables' partition spec (none: unpartitioned).
+	PartitionBy []lake.PartitionField
 	// TableMode is Iceberg output's: "changelog" (default: every row
 	// appended) or "upsert" (the current state per primary key).
 	TableMode string
@@ -216,6 +218,13 @@ func (c *Config) Conversion() Conversion {
 			}
 			m["catalog"] = c.Catalog
 			m["table-mode"] = c.TableMode
+			if len(c.PartitionBy) > 0 {
+				var ps []string
+				for _, f := range c.PartitionBy {
+					ps = append(ps, f.String())
+				}
+				m["partition-by"] = strings.Join(ps, ", ")
+			}
 		}
 		comp := strings.ToLower(c.Parquet.Compression)
 		if comp == "" {

@@ -13,12 +13,14 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/pipeline"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
@@ -46,7 +48,7 @@ type convertOpts struct {
 	logFormat                                 string
 	semantics, columnCase, sourceTZ           string
 	includeTable, excludeTable, ddlDir        string
-	catalog, table, tableMode                 string
+	catalog, table, tableMode, partitionBy    string
 	noLineage                                 bool
 }
 
@@ -65,6 +67,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), iceberg (tables in the warehouse -o DIR), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
 	fs.StringVar(&o.catalog, "catalog", "", "iceberg: the catalog, sqlite:PATH (default: the embedded one, DIR/_catalog.db) or rest+https://HOST/PATH")
 	fs.BoolVar(&o.noLineage, "no-lineage", false, "without a schema: leave out the lineage columns _file, _line and _source_pos (with a schema, declare the metadata keys file.path, file.line, source-position instead)")
+	fs.StringVar(&o.partitionBy, "partition-by", "", "iceberg: the tables' partition spec, Iceberg transforms of columns: \"day(_event_ts), bucket(16, id)\" (COLUMN, identity|year|month|day|hour(COLUMN), bucket(N, COLUMN), truncate(N, COLUMN))")
 	fs.StringVar(&o.tableMode, "table-mode", "", "iceberg: changelog (default: every row appended, with _rowkind) or upsert (the current state per primary key: equality and position deletes)")
 	fs.StringVar(&o.table, "table", "", "the table a conversion with a schema loads into, NAMESPACE.NAME (iceberg)")
 	fs.BoolVar(&o.mergeUpdates, "merge-updates", false, "re-encoding: write a -U row followed by its +U row as one native update message (Flink writes a delete and an insert)")
@@ -508,8 +511,8 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if to == pipeline.ToIceberg && o.out == "" {
 		return cfg, nil, usagef("--to iceberg needs -o DIR: the warehouse (tables at DIR/<namespace>/<table>, the embedded catalog at DIR/_catalog.db)")
 	}
-	if (o.catalog != "" || o.tableMode != "") && to != pipeline.ToIceberg {
-		return cfg, nil, usagef("--catalog and --table-mode apply only with --to iceberg")
+	if (o.catalog != "" || o.tableMode != "" || o.partitionBy != "") && to != pipeline.ToIceberg {
+		return cfg, nil, usagef("--catalog, --table-mode and --partition-by apply only with --to iceberg")
 	}
 	switch o.tableMode {
 	case "", "changelog", "upsert":
@@ -569,6 +572,23 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		return cfg, nil, usagef("--no-lineage applies without a schema; a schema has exactly its columns (declare METADATA FROM 'file.line' or 'source-position' to get them)")
 	}
 	cfg.NoLineage = o.noLineage
+	if o.partitionBy != "" {
+		fields, err := lake.ParsePartitionBy(o.partitionBy)
+		if err != nil {
+			return cfg, nil, usageError{err}
+		}
+		if o.tableMode == "upsert" {
+			return cfg, nil, usagef("--partition-by with --table-mode upsert is not supported yet (the delete files would have to follow each key's partition): partition a changelog table, or drop --partition-by")
+		}
+		if schema != nil {
+			for _, f := range fields {
+				if !slices.ContainsFunc(schema.Columns, func(c arrowconv.Field) bool { return c.Name == f.Column }) {
+					return cfg, nil, usagef("--partition-by %s: the schema has no column %s", f, f.Column)
+				}
+			}
+		}
+		cfg.PartitionBy = fields
+	}
 	if o.tableMode == "upsert" && cfg.KeepGoing {
 		return cfg, nil, usagef("--table-mode upsert applies inputs in order, so one that fails stops the load: drop --keep-going (and --failed)")
 	}

@@ -19,7 +19,8 @@ import (
 	"github.com/cdcetl/cdcetl/lake"
 )
 
-// TestIcebergKillAndRestart loads a 2-table archive into Iceberg tables and
+// TestIcebergKillAndRestart loads a 2-table archive into Iceberg tables
+// (partitioned by bucket(4, id), so an input writes several files) and
 // SIGKILLs the load 60 times: 45 times at random moments, 15 times right
 // after its k-th commit (before the input is journaled, or between the two
 // tables' commits of one input). After every kill both tables are
@@ -47,7 +48,7 @@ func TestIcebergKillAndRestart(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(b.String()), 0o644)
 	}
-	args := []string{"convert", "--quiet", "--to", "iceberg", "-o", wh, "--workers", "2", in}
+	args := []string{"convert", "--quiet", "--to", "iceberg", "--partition-by", "bucket(4, id)", "-o", wh, "--workers", "2", in}
 	rng := rand.New(rand.NewPCG(11, 5))
 	killed := 0
 	for k := 0; k < 60; k++ {
