@@ -72,7 +72,7 @@ type Table struct {
 	// out of the decode schema.
 	NoLineage bool
 	Changes   []Change
-	byName        map[string]*Column
+	byName    map[string]*Column
 }
 
 // NewTable starts an empty table.

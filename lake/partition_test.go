@@ -7,11 +7,11 @@ import (
 
 func TestParsePartitionBy(t *testing.T) {
 	good := map[string]string{
-		"day(_event_ts), bucket(16, id)":      "day(_event_ts), bucket(16, id)",
-		"region":                              "identity(region)",
+		"day(_event_ts), bucket(16, id)":     "day(_event_ts), bucket(16, id)",
+		"region":                             "identity(region)",
 		" years( ts ) ,truncate( 4 ,`a b`) ": "year(ts), truncate(4, a b)",
-		"HOUR(ts), identity(`x``y`)":          "hour(ts), identity(x`y)",
-		"month(创建时间)":                         "month(创建时间)",
+		"HOUR(ts), identity(`x``y`)":         "hour(ts), identity(x`y)",
+		"month(创建时间)":                        "month(创建时间)",
 	}
 	for in, want := range good {
 		fs, err := ParsePartitionBy(in)
