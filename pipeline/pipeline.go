@@ -81,6 +81,12 @@ type Config struct {
 	// Table names the one table of a conversion with a schema, for
 	// Iceberg output.
 	Table *TableKey
+	// Materialize, with Parquet output, keeps each table's current state
+	// (the last image per primary key) in OutDir/.../<table>/_current/.
+	Materialize bool
+	// MaterializeMem bounds the memory of a snapshot's sorted runs
+	// (default 256 MiB).
+	MaterializeMem int64
 	// PartitionBy is Iceberg tables' partition spec (none: unpartitioned).
 	PartitionBy []lake.PartitionField
 	// TableMode is Iceberg output's: "changelog" (default: every row
@@ -300,6 +306,8 @@ type Stats struct {
 	// rerun commits nothing twice).
 	Committed int `json:"iceberg_committed,omitempty"`
 	Held      int `json:"iceberg_already_held,omitempty"`
+	// Materialized are the current-state snapshots made (--materialize).
+	Materialized []MaterializedTable `json:"materialized,omitempty"`
 	// SchemaChanges are the drifts of inferred schemas (routed): added
 	// columns, widened types, and incompatible changes with the schema
 	// version they started.
@@ -535,6 +543,11 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 				return Stats{}, setup(err)
 			}
 		}
+		if cfg.Materialize {
+			if err := recoverCurrent(cfg.OutDir); err != nil {
+				return Stats{}, setup(err)
+			}
+		}
 		if err := recoverPending(cfg.OutDir, r.journal); err != nil {
 			return Stats{}, setup(err)
 		}
@@ -612,6 +625,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	// Wait returns, when batches may still be queued for it.
 	dctx, dcancel := context.WithCancel(ctx)
 	defer dcancel()
+	outer := ctx // the errgroup's is cancelled when Wait returns
 	g, ctx := errgroup.WithContext(ctx)
 	r.g, r.ctx = g, ctx
 	if r.lake != nil && cfg.TableMode == lake.ModeUpsert {
@@ -681,6 +695,9 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	sort.Slice(r.total.PerFile, func(a, b int) bool { return r.total.PerFile[a].idx < r.total.PerFile[b].idx })
 	if r.tables != nil && r.tables.Len() > 1 {
 		r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("canal-json messages of %d tables (%s) were all decoded with one schema: pick one with --option canal-json.table.include=REGEX (and database.include)", r.tables.Len(), r.tables))
+	}
+	if err == nil && cfg.Materialize && r.journal != nil {
+		err = r.materializeTables(outer)
 	}
 	if err == nil && len(r.failed) > 0 {
 		err = errors.Join(append([]error{ErrPartial}, r.failed...)...)

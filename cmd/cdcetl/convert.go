@@ -49,7 +49,7 @@ type convertOpts struct {
 	semantics, columnCase, sourceTZ           string
 	includeTable, excludeTable, ddlDir        string
 	catalog, table, tableMode, partitionBy    string
-	noLineage                                 bool
+	noLineage, materialize                    bool
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
@@ -68,6 +68,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.catalog, "catalog", "", "iceberg: the catalog, sqlite:PATH (default: the embedded one, DIR/_catalog.db) or rest+https://HOST/PATH")
 	fs.BoolVar(&o.noLineage, "no-lineage", false, "without a schema: leave out the lineage columns _file, _line and _source_pos (with a schema, declare the metadata keys file.path, file.line, source-position instead)")
 	fs.StringVar(&o.partitionBy, "partition-by", "", "iceberg: the tables' partition spec, Iceberg transforms of columns: \"day(_event_ts), bucket(16, id)\" (COLUMN, identity|year|month|day|hour(COLUMN), bucket(N, COLUMN), truncate(N, COLUMN))")
+	fs.BoolVar(&o.materialize, "materialize", false, "parquet: also keep each table's current state (the last image per primary key, deletes removed) in OUT/<ns>/<table>/_current/, updated by every run (with a schema, --table NAMESPACE.NAME names the table)")
 	fs.StringVar(&o.tableMode, "table-mode", "", "iceberg: changelog (default: every row appended, with _rowkind) or upsert (the current state per primary key: equality and position deletes)")
 	fs.StringVar(&o.table, "table", "", "the table a conversion with a schema loads into, NAMESPACE.NAME (iceberg)")
 	fs.BoolVar(&o.mergeUpdates, "merge-updates", false, "re-encoding: write a -U row followed by its +U row as one native update message (Flink writes a delete and an insert)")
@@ -572,6 +573,18 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		return cfg, nil, usagef("--no-lineage applies without a schema; a schema has exactly its columns (declare METADATA FROM 'file.line' or 'source-position' to get them)")
 	}
 	cfg.NoLineage = o.noLineage
+	if o.materialize {
+		if to != pipeline.ToParquet {
+			return cfg, nil, usagef("--materialize applies to --to parquet (for Iceberg, --table-mode upsert keeps the current state)")
+		}
+		if !routed && cfg.Table == nil && only == nil {
+			return cfg, nil, usagef("--materialize with a schema needs the table's name: --table NAMESPACE.NAME")
+		}
+		if !routed && schema != nil && len(schema.PrimaryKey) == 0 {
+			return cfg, nil, usagef("--materialize needs a primary key: declare PRIMARY KEY (...) NOT ENFORCED in the schema")
+		}
+		cfg.Materialize = true
+	}
 	if o.partitionBy != "" {
 		fields, err := lake.ParsePartitionBy(o.partitionBy)
 		if err != nil {

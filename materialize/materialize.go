@@ -1,0 +1,660 @@
+// Package materialize folds a table's changelog (cdcetl's Parquet change
+// files, oldest first) into its current state: the last image of every
+// primary key, deleted keys removed, written as Parquet sorted by key.
+//
+// Memory is bounded: changes are read in runs of at most MemLimit bytes of
+// Arrow data; each run is sorted by key (stably, so a key's later change
+// stays later), collapsed to its last change per key and spilled to disk
+// as an Arrow IPC file. The previous snapshot (sorted by key, older than
+// every change) and the runs (oldest first) are then merged: for each key
+// the newest entry wins, and it is written unless it deletes the key.
+package materialize
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/writer"
+)
+
+// Job is one table's materialization.
+type Job struct {
+	// Schema is the table's schema (its latest); its primary key is the
+	// key. Change files with fewer columns, or narrower types, are
+	// conformed to it.
+	Schema *arrowconv.Schema
+	// Previous is the previous snapshot's files (sorted by key), if any.
+	Previous []string
+	// Changes are the change files to fold in, oldest first.
+	Changes []string
+	// Out is the new snapshot's file (written atomically).
+	Out string
+	// TempDir receives the spilled runs (removed at the end).
+	TempDir string
+	// MemLimit bounds the Arrow data of a run (default 256 MiB).
+	MemLimit int64
+	// Parquet are the output's writer settings.
+	Parquet writer.ParquetOptions
+}
+
+// Result counts what a materialization did.
+type Result struct {
+	Changes int64 `json:"changes"` // change rows read
+	Rows    int64 `json:"rows"`    // rows in the snapshot
+	Runs    int   `json:"spilled_runs"`
+}
+
+// Run folds job's changes into a new snapshot.
+func Run(ctx context.Context, job Job) (Result, error) {
+	var res Result
+	if len(job.Schema.PrimaryKey) == 0 {
+		return res, errors.New("materialize needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, or pin the table with a --ddl-dir DDL that has one)")
+	}
+	if job.MemLimit <= 0 {
+		job.MemLimit = 256 << 20
+	}
+	m, err := newMaterializer(job)
+	if err != nil {
+		return res, err
+	}
+	defer m.cleanup()
+	for _, f := range job.Changes {
+		if err := m.readChanges(ctx, f, &res); err != nil {
+			return res, fmt.Errorf("materialize %s: %w", f, err)
+		}
+	}
+	if err := m.spill(ctx); err != nil {
+		return res, err
+	}
+	res.Runs = len(m.runs)
+	n, err := m.merge(ctx)
+	res.Rows = n
+	return res, err
+}
+
+type materializer struct {
+	job     Job
+	target  *arrow.Schema // _rowkind (string), then the schema's columns
+	keyCols []int         // in target
+	mem     memory.Allocator
+
+	recs    []arrow.RecordBatch // the run under way
+	size    int64
+	runs    []string // spilled runs, oldest first
+	scratch []byte
+}
+
+func newMaterializer(job Job) (*materializer, error) {
+	m := &materializer{job: job, mem: memory.DefaultAllocator}
+	fs := []arrow.Field{{Name: arrowconv.RowKindColumn, Type: arrow.BinaryTypes.String, Nullable: true}}
+	for _, c := range job.Schema.Columns {
+		f := c.ArrowField()
+		f.Metadata = arrow.Metadata{}
+		fs = append(fs, f)
+	}
+	m.target = arrow.NewSchema(fs, nil)
+	for _, k := range job.Schema.PrimaryKey {
+		i := slices.IndexFunc(job.Schema.Columns, func(c arrowconv.Field) bool { return c.Name == k })
+		if i < 0 {
+			return nil, fmt.Errorf("primary key column %s is no column", k)
+		}
+		m.keyCols = append(m.keyCols, i+1)
+	}
+	return m, nil
+}
+
+func (m *materializer) cleanup() {
+	for _, r := range m.recs {
+		r.Release()
+	}
+	for _, r := range m.runs {
+		os.Remove(r)
+	}
+}
+
+// readParquet calls fn with each batch of a Parquet file, conformed to
+// the target schema (a file without _rowkind holds live rows).
+func (m *materializer) readParquet(ctx context.Context, path string, fn func(arrow.RecordBatch) error) error {
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, m.mem)
+	if err != nil {
+		return err
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec, err := m.conform(ctx, rr.RecordBatch())
+		if err != nil {
+			return err
+		}
+		err = fn(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// conform maps rec's columns by name onto the target schema: a column it
+// lacks is NULL (added later), a narrower type is cast to the target's.
+func (m *materializer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	n := rec.NumRows()
+	cols := make([]arrow.Array, len(m.target.Fields()))
+	byName := map[string]int{}
+	for i, f := range rec.Schema().Fields() {
+		byName[f.Name] = i
+	}
+	for i, f := range m.target.Fields() {
+		j, ok := byName[f.Name]
+		switch {
+		case !ok && i == 0:
+			b := array.NewStringBuilder(m.mem)
+			for range n {
+				b.Append(arrowconv.Insert.String())
+			}
+			cols[i] = b.NewArray()
+			b.Release()
+		case !ok:
+			cols[i] = array.MakeArrayOfNull(m.mem, f.Type, int(n))
+		default:
+			a := rec.Column(j)
+			if arrow.TypeEqual(a.DataType(), f.Type) {
+				a.Retain()
+				cols[i] = a
+				continue
+			}
+			c, err := compute.CastArray(ctx, a, compute.SafeCastOptions(f.Type))
+			if err != nil {
+				for _, d := range cols[:i] {
+					d.Release()
+				}
+				return nil, fmt.Errorf("column %s: %s to %s: %w", f.Name, a.DataType(), f.Type, err)
+			}
+			cols[i] = c
+		}
+	}
+	out := array.NewRecordBatch(m.target, cols, n)
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, nil
+}
+
+func (m *materializer) readChanges(ctx context.Context, path string, res *Result) error {
+	return m.readParquet(ctx, path, func(rec arrow.RecordBatch) error {
+		rec.Retain()
+		m.recs = append(m.recs, rec)
+		res.Changes += rec.NumRows()
+		for _, c := range rec.Columns() {
+			m.size += int64(c.Data().SizeInBytes())
+		}
+		if m.size >= m.job.MemLimit {
+			return m.spill(ctx)
+		}
+		return nil
+	})
+}
+
+// entry is a change of the run under way: its key and where it is.
+type entry struct {
+	key      []byte
+	rec, row int32
+}
+
+// spill sorts the run under way by key, keeps each key's last change and
+// writes them to a run file.
+func (m *materializer) spill(ctx context.Context) error {
+	if len(m.recs) == 0 {
+		return nil
+	}
+	var ents []entry
+	var arena []byte
+	offs := []int{}
+	for ri, rec := range m.recs {
+		cols := keyArrays(rec, m.keyCols)
+		for i := range int(rec.NumRows()) {
+			var err error
+			start := len(arena)
+			if arena, err = appendKey(arena, cols, i); err != nil {
+				return err
+			}
+			offs = append(offs, start)
+			ents = append(ents, entry{rec: int32(ri), row: int32(i)})
+		}
+	}
+	offs = append(offs, len(arena))
+	for i := range ents {
+		ents[i].key = arena[offs[i]:offs[i+1]]
+	}
+	sort.SliceStable(ents, func(a, b int) bool { return bytes.Compare(ents[a].key, ents[b].key) < 0 })
+	// The last change of each key.
+	last := ents[:0]
+	for i, e := range ents {
+		if i+1 < len(ents) && bytes.Equal(ents[i+1].key, e.key) {
+			continue
+		}
+		last = append(last, e)
+	}
+	path := filepath.Join(m.job.TempDir, fmt.Sprintf(".materialize-run-%d.arrow", len(m.runs)))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	m.runs = append(m.runs, path)
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(m.target), ipc.WithAllocator(m.mem))
+	if err != nil {
+		f.Close()
+		return err
+	}
+	// Concatenate the run, then take the survivors in key order.
+	recStart := make([]int64, len(m.recs))
+	var total int64
+	for i, r := range m.recs {
+		recStart[i] = total
+		total += r.NumRows()
+	}
+	whole := make([]arrow.Array, len(m.target.Fields()))
+	for c := range whole {
+		parts := make([]arrow.Array, len(m.recs))
+		for i, r := range m.recs {
+			parts[i] = r.Column(c)
+		}
+		if whole[c], err = array.Concatenate(parts, m.mem); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	for _, r := range m.recs {
+		r.Release()
+	}
+	m.recs, m.size = m.recs[:0], 0
+	defer func() {
+		for _, a := range whole {
+			a.Release()
+		}
+	}()
+	for from := 0; from < len(last); from += 64 << 10 {
+		to := min(len(last), from+64<<10)
+		ib := array.NewInt64Builder(m.mem)
+		for _, e := range last[from:to] {
+			ib.Append(recStart[e.rec] + int64(e.row))
+		}
+		idx := ib.NewArray()
+		ib.Release()
+		cols := make([]arrow.Array, len(whole))
+		for c, a := range whole {
+			if cols[c], err = compute.TakeArray(ctx, a, idx); err != nil {
+				idx.Release()
+				f.Close()
+				return err
+			}
+		}
+		idx.Release()
+		rec := array.NewRecordBatch(m.target, cols, int64(to-from))
+		for _, c := range cols {
+			c.Release()
+		}
+		err := w.Write(rec)
+		rec.Release()
+		if err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// source is one sorted input of the merge: the previous snapshot or a
+// run, read batch by batch.
+type source struct {
+	age  int // 0: the snapshot; higher: newer
+	next func() (arrow.RecordBatch, error)
+	rec  arrow.RecordBatch
+	row  int
+	key  []byte
+	done bool
+}
+
+func (s *source) advance(m *materializer) error {
+	s.row++
+	for s.rec == nil || s.row >= int(s.rec.NumRows()) {
+		if s.rec != nil {
+			s.rec.Release()
+			s.rec = nil
+		}
+		rec, err := s.next()
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			s.done = true
+			return nil
+		}
+		s.rec, s.row = rec, 0
+	}
+	var err error
+	s.key, err = appendKey(s.key[:0], keyArrays(s.rec, m.keyCols), s.row)
+	return err
+}
+
+type sourceHeap []*source
+
+func (h sourceHeap) Len() int { return len(h) }
+func (h sourceHeap) Less(a, b int) bool {
+	if c := bytes.Compare(h[a].key, h[b].key); c != 0 {
+		return c < 0
+	}
+	return h[a].age > h[b].age // the newest first among equal keys
+}
+func (h sourceHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *sourceHeap) Push(x any)   { *h = append(*h, x.(*source)) }
+func (h *sourceHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// merge writes the snapshot: per key, the newest entry, unless it deletes.
+func (m *materializer) merge(ctx context.Context) (int64, error) {
+	var sources []*source
+	defer func() {
+		for _, s := range sources {
+			if s.rec != nil {
+				s.rec.Release()
+			}
+		}
+	}()
+	if len(m.job.Previous) > 0 {
+		ch := make(chan arrow.RecordBatch, 2)
+		errc := make(chan error, 1)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			defer close(ch)
+			for _, p := range m.job.Previous {
+				err := m.readParquet(cctx, p, func(rec arrow.RecordBatch) error {
+					rec.Retain()
+					select {
+					case ch <- rec:
+						return nil
+					case <-cctx.Done():
+						rec.Release()
+						return cctx.Err()
+					}
+				})
+				if err != nil {
+					errc <- fmt.Errorf("previous snapshot %s: %w", p, err)
+					return
+				}
+			}
+		}()
+		sources = append(sources, &source{age: 0, row: -1, next: func() (arrow.RecordBatch, error) {
+			rec, ok := <-ch
+			if !ok {
+				select {
+				case err := <-errc:
+					return nil, err
+				default:
+					return nil, nil
+				}
+			}
+			return rec, nil
+		}})
+	}
+	for i, p := range m.runs {
+		f, err := os.Open(p)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		r, err := ipc.NewFileReader(f, ipc.WithAllocator(m.mem))
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		k := 0
+		sources = append(sources, &source{age: i + 1, row: -1, next: func() (arrow.RecordBatch, error) {
+			if k >= r.NumRecords() {
+				return nil, nil
+			}
+			rec, err := r.RecordBatchAt(k) // ours to release
+			k++
+			return rec, err
+		}})
+	}
+	h := &sourceHeap{}
+	for _, s := range sources {
+		if err := s.advance(m); err != nil {
+			return 0, err
+		}
+		if !s.done {
+			*h = append(*h, s)
+		}
+	}
+	heap.Init(h)
+	out, err := newOutput(m, m.job.Out)
+	if err != nil {
+		return 0, err
+	}
+	var prev []byte
+	for h.Len() > 0 {
+		s := (*h)[0]
+		if prev == nil || !bytes.Equal(prev, s.key) {
+			prev = append(prev[:0], s.key...)
+			kind := s.rec.Column(0).(*array.String).Value(s.row)
+			if kind == arrowconv.Insert.String() || kind == arrowconv.UpdateAfter.String() {
+				if err := out.add(ctx, s.rec, s.row); err != nil {
+					out.abort()
+					return 0, err
+				}
+			}
+		}
+		if err := s.advance(m); err != nil {
+			out.abort()
+			return 0, err
+		}
+		if s.done {
+			heap.Pop(h)
+		} else {
+			heap.Fix(h, 0)
+		}
+	}
+	return out.close(ctx)
+}
+
+// output gathers the winners, batch by batch, and writes them.
+type output struct {
+	m    *materializer
+	w    *writer.Parquet
+	refs []ref
+	recs map[arrow.RecordBatch]int
+	list []arrow.RecordBatch
+	rows int64
+}
+
+type ref struct{ rec, row int }
+
+func newOutput(m *materializer, path string) (*output, error) {
+	opts := m.job.Parquet
+	opts.NoRowKind = true
+	w, err := writer.NewParquet(path, m.job.Schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &output{m: m, w: w, recs: map[arrow.RecordBatch]int{}}, nil
+}
+
+func (o *output) add(ctx context.Context, rec arrow.RecordBatch, row int) error {
+	i, ok := o.recs[rec]
+	if !ok {
+		rec.Retain()
+		i = len(o.list)
+		o.list = append(o.list, rec)
+		o.recs[rec] = i
+	}
+	o.refs = append(o.refs, ref{i, row})
+	if len(o.refs) >= 64<<10 {
+		return o.flush(ctx)
+	}
+	return nil
+}
+
+func (o *output) flush(ctx context.Context) error {
+	if len(o.refs) == 0 {
+		return nil
+	}
+	starts := make([]int64, len(o.list))
+	var total int64
+	for i, r := range o.list {
+		starts[i] = total
+		total += r.NumRows()
+	}
+	ib := array.NewInt64Builder(o.m.mem)
+	for _, r := range o.refs {
+		ib.Append(starts[r.rec] + int64(r.row))
+	}
+	idx := ib.NewArray()
+	ib.Release()
+	defer idx.Release()
+	nc := len(o.m.target.Fields())
+	cols := make([]arrow.Array, 0, nc-1)
+	for c := 1; c < nc; c++ { // without _rowkind
+		parts := make([]arrow.Array, len(o.list))
+		for i, r := range o.list {
+			parts[i] = r.Column(c)
+		}
+		whole, err := array.Concatenate(parts, o.m.mem)
+		if err != nil {
+			return err
+		}
+		t, err := compute.TakeArray(ctx, whole, idx)
+		whole.Release()
+		if err != nil {
+			return err
+		}
+		cols = append(cols, t)
+	}
+	fs := o.m.target.Fields()[1:]
+	rec := array.NewRecordBatch(arrow.NewSchema(fs, nil), cols, int64(len(o.refs)))
+	for _, c := range cols {
+		c.Release()
+	}
+	err := o.w.Write(ctx, rec)
+	rec.Release()
+	o.rows += int64(len(o.refs))
+	o.refs = o.refs[:0]
+	for _, r := range o.list {
+		r.Release()
+	}
+	o.list = o.list[:0]
+	clear(o.recs)
+	return err
+}
+
+func (o *output) close(ctx context.Context) (int64, error) {
+	if err := o.flush(ctx); err != nil {
+		o.abort()
+		return 0, err
+	}
+	return o.rows, o.w.Close()
+}
+
+func (o *output) abort() {
+	for _, r := range o.list {
+		r.Release()
+	}
+	o.w.Abort()
+}
+
+func keyArrays(rec arrow.RecordBatch, cols []int) []arrow.Array {
+	out := make([]arrow.Array, len(cols))
+	for i, c := range cols {
+		out[i] = rec.Column(c)
+	}
+	return out
+}
+
+// appendKey appends an encoding of row i's key values that sorts as the
+// keys do within each type (integers as big-endian with the sign bit
+// flipped, strings with a terminator) and never confuses two keys.
+func appendKey(b []byte, cols []arrow.Array, i int) ([]byte, error) {
+	for k, c := range cols {
+		if c.IsNull(i) {
+			return nil, fmt.Errorf("a row has a NULL primary key (key column %d): a current state cannot hold it", k+1)
+		}
+		var v int64
+		isInt := true
+		switch a := c.(type) {
+		case *array.Int8:
+			v = int64(a.Value(i))
+		case *array.Int16:
+			v = int64(a.Value(i))
+		case *array.Int32:
+			v = int64(a.Value(i))
+		case *array.Int64:
+			v = a.Value(i)
+		case *array.Date32:
+			v = int64(a.Value(i))
+		case *array.Timestamp:
+			v = int64(a.Value(i))
+		default:
+			isInt = false
+		}
+		if isInt {
+			b = binary.BigEndian.AppendUint64(b, uint64(v)^(1<<63))
+			continue
+		}
+		var s []byte
+		switch a := c.(type) {
+		case *array.String:
+			s = []byte(a.Value(i))
+		case *array.Binary:
+			s = a.Value(i)
+		default:
+			s = []byte(c.ValueStr(i))
+		}
+		// Escape 0 as 0 1 and end with 0 0: prefix-free, order-keeping.
+		for _, ch := range s {
+			if ch == 0 {
+				b = append(b, 0, 1)
+			} else {
+				b = append(b, ch)
+			}
+		}
+		b = append(b, 0, 0)
+	}
+	return b, nil
+}

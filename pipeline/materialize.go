@@ -1,0 +1,221 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/materialize"
+	"github.com/cdcetl/cdcetl/route"
+)
+
+// Current-state snapshots (--materialize): after a Parquet conversion,
+// each table's changes not yet folded into its snapshot are folded in
+// (package materialize), and the snapshot, OUT/<ns>/<table>[/v<n>]/_current/,
+// is replaced whole. The snapshot's state file lists the change files it
+// holds (with their inputs' hashes), so what a crash or a failure left out
+// is folded by the next run, and nothing twice.
+
+// CurrentDir is a table's current-state snapshot directory.
+const CurrentDir = "_current"
+
+const currentState = "_cdcetl_state.json"
+
+// MaterializedTable is what one snapshot got.
+type MaterializedTable struct {
+	Table string `json:"table"`
+	Dir   string `json:"dir"`
+	// Order is how changes were ordered: by input path (file name), then
+	// line.
+	Order string `json:"order"`
+	materialize.Result
+}
+
+type snapshotState struct {
+	Folded []string `json:"folded"` // change file (relative) + "#" + input hash
+}
+
+// materializeTables folds the journal's changes into every table's
+// snapshot.
+func (r *run) materializeTables(ctx context.Context) error {
+	cfg := r.cfg
+	type tableJob struct {
+		key    TableKey
+		dir    string // below OutDir
+		schema *arrowconv.Schema
+	}
+	var jobs []tableJob
+	if cfg.Schema != nil {
+		k := lakeTableKey(cfg)
+		if k == nil {
+			return errors.New("--materialize with a schema needs the table's name: --table NAMESPACE.NAME (or a DDL with 'cdcetl.namespace' and 'cdcetl.table')")
+		}
+		jobs = append(jobs, tableJob{*k, route.Dir(k.Namespace, k.Name), cfg.Schema})
+	} else {
+		for _, pat := range [][]string{{"*", "*", SchemaFile}, {"*", "*", "v*", SchemaFile}} {
+			m, err := filepath.Glob(filepath.Join(append([]string{cfg.OutDir}, pat...)...))
+			if err != nil {
+				return err
+			}
+			for _, p := range m {
+				text, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				s, err := arrowconv.ParseDDL(string(text))
+				if err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				dir, _ := filepath.Rel(cfg.OutDir, filepath.Dir(p))
+				jobs = append(jobs, tableJob{TableKey{Namespace: s.Options["cdcetl.namespace"], Name: s.Options["cdcetl.table"]}, dir, s})
+			}
+		}
+	}
+	entries := r.journal.Entries()
+	for _, j := range jobs {
+		mt, err := r.materializeTable(ctx, j.key, j.dir, j.schema, entries)
+		if err != nil {
+			return fmt.Errorf("--materialize %s: %w", j.key, err)
+		}
+		if mt != nil {
+			r.total.Materialized = append(r.total.Materialized, *mt)
+		}
+	}
+	return nil
+}
+
+// changeIn reports whether output rel is a change file of the table in dir
+// (routed: below dir, not in a version directory or the snapshot; with a
+// schema: every Parquet output).
+func (r *run) changeIn(dir, rel string) bool {
+	if !strings.HasSuffix(rel, ".parquet") {
+		return false
+	}
+	if r.cfg.Schema != nil {
+		return true
+	}
+	sub, ok := strings.CutPrefix(filepath.ToSlash(rel), filepath.ToSlash(dir)+"/")
+	if !ok {
+		return false
+	}
+	first, _, _ := strings.Cut(sub, "/")
+	return !(strings.Contains(sub, "/") && isVersionDir(first)) && first != CurrentDir
+}
+
+func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s *arrowconv.Schema, entries []Entry) (*MaterializedTable, error) {
+	cfg := r.cfg
+	abs := filepath.Join(cfg.OutDir, dir)
+	cur := filepath.Join(abs, CurrentDir)
+	var st snapshotState
+	var previous []string
+	if !cfg.Force {
+		if b, err := os.ReadFile(filepath.Join(cur, currentState)); err == nil {
+			if err := json.Unmarshal(b, &st); err != nil {
+				return nil, fmt.Errorf("%s: %w", filepath.Join(cur, currentState), err)
+			}
+			previous, _ = filepath.Glob(filepath.Join(cur, "*.parquet"))
+		}
+	}
+	folded := map[string]bool{}
+	for _, f := range st.Folded {
+		folded[f] = true
+	}
+	var changes []string
+	for _, e := range entries {
+		if e.Status != StatusOK {
+			continue
+		}
+		for _, o := range e.Outputs {
+			id := filepath.ToSlash(o) + "#" + e.Hash
+			if r.changeIn(dir, o) && !folded[id] {
+				changes = append(changes, filepath.Join(cfg.OutDir, o))
+				st.Folded = append(st.Folded, id)
+			}
+		}
+	}
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	next := filepath.Join(abs, CurrentDir+".new-"+r.runID)
+	if err := os.MkdirAll(next, 0o755); err != nil {
+		return nil, err
+	}
+	opts := cfg.Parquet
+	opts.CreatedBy = cfg.createdBy()
+	opts.Metadata = map[string]string{"cdcetl.version": cfg.Version, "cdcetl.namespace": key.Namespace, "cdcetl.table": key.Name, "cdcetl.snapshot": "current state"}
+	res, err := materialize.Run(ctx, materialize.Job{Schema: s, Previous: previous, Changes: changes,
+		Out: filepath.Join(next, "part-00000.parquet"), TempDir: next, MemLimit: cfg.MaterializeMem, Parquet: opts})
+	if err != nil {
+		os.RemoveAll(next)
+		return nil, err
+	}
+	slices.Sort(st.Folded)
+	b, _ := json.MarshalIndent(st, "", " ")
+	if err := writeSynced(filepath.Join(next, currentState), b); err != nil {
+		os.RemoveAll(next)
+		return nil, err
+	}
+	syncDir(next)
+	if err := swapCurrent(abs, next, r.runID); err != nil {
+		return nil, err
+	}
+	return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: "input path, then line", Result: res}, nil
+}
+
+// swapCurrent puts the snapshot in next in place of the table's current
+// one: the old is renamed away, the new renamed in, the old removed. A
+// crash between the renames leaves no _current but the old one aside,
+// which recoverCurrent puts back.
+func swapCurrent(abs, next, run string) error {
+	cur := filepath.Join(abs, CurrentDir)
+	old := filepath.Join(abs, CurrentDir+".old-"+run)
+	hadOld := true
+	if err := os.Rename(cur, old); errors.Is(err, os.ErrNotExist) {
+		hadOld = false
+	} else if err != nil {
+		return err
+	}
+	if err := os.Rename(next, cur); err != nil {
+		return err
+	}
+	syncDir(abs)
+	if hadOld {
+		return os.RemoveAll(old)
+	}
+	return nil
+}
+
+// recoverCurrent undoes what a killed materialization left: a snapshot
+// renamed aside without its successor goes back; half-written successors
+// and old snapshots are removed.
+func recoverCurrent(out string) error {
+	dirs, err := filepath.Glob(filepath.Join(out, "*", "*", CurrentDir+".*"))
+	if err != nil {
+		return err
+	}
+	more, _ := filepath.Glob(filepath.Join(out, "*", "*", "v*", CurrentDir+".*"))
+	dirs = append(dirs, more...)
+	for _, d := range dirs {
+		table := filepath.Dir(d)
+		cur := filepath.Join(table, CurrentDir)
+		name := filepath.Base(d)
+		if strings.HasPrefix(name, CurrentDir+".old-") {
+			if _, err := os.Stat(cur); errors.Is(err, os.ErrNotExist) {
+				if err := os.Rename(d, cur); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
