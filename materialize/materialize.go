@@ -20,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -33,6 +32,11 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/writer"
 )
+
+// mergeBatch is the rows of a spilled run's batches and of the output's:
+// the merge holds one batch of every run at once (and the output's rows
+// refer to as many), so a run's batches stay small.
+const mergeBatch = 4096
 
 // Job is one table's materialization.
 type Job struct {
@@ -48,7 +52,7 @@ type Job struct {
 	Out string
 	// TempDir receives the spilled runs (removed at the end).
 	TempDir string
-	// MemLimit bounds the Arrow data of a run (default 256 MiB).
+	// MemLimit bounds the Arrow data of a run (default 64 MiB; sorting and spilling it takes about three times that).
 	MemLimit int64
 	// Parquet are the output's writer settings.
 	Parquet writer.ParquetOptions
@@ -68,7 +72,7 @@ func Run(ctx context.Context, job Job) (Result, error) {
 		return res, errors.New("materialize needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, or pin the table with a --ddl-dir DDL that has one)")
 	}
 	if job.MemLimit <= 0 {
-		job.MemLimit = 256 << 20
+		job.MemLimit = 64 << 20
 	}
 	m, err := newMaterializer(job)
 	if err != nil {
@@ -137,7 +141,7 @@ func (m *materializer) readParquet(ctx context.Context, path string, fn func(arr
 		return err
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, m.mem)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: mergeBatch}, m.mem)
 	if err != nil {
 		return err
 	}
@@ -254,7 +258,16 @@ func (m *materializer) spill(ctx context.Context) error {
 	for i := range ents {
 		ents[i].key = arena[offs[i]:offs[i+1]]
 	}
-	sort.SliceStable(ents, func(a, b int) bool { return bytes.Compare(ents[a].key, ents[b].key) < 0 })
+	// By key, then by place in the run: a key's later change stays later.
+	slices.SortFunc(ents, func(a, b entry) int {
+		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		if a.rec != b.rec {
+			return int(a.rec - b.rec)
+		}
+		return int(a.row - b.row)
+	})
 	// The last change of each key.
 	last := ents[:0]
 	for i, e := range ents {
@@ -301,8 +314,8 @@ func (m *materializer) spill(ctx context.Context) error {
 			a.Release()
 		}
 	}()
-	for from := 0; from < len(last); from += 64 << 10 {
-		to := min(len(last), from+64<<10)
+	for from := 0; from < len(last); from += mergeBatch {
+		to := min(len(last), from+mergeBatch)
 		ib := array.NewInt64Builder(m.mem)
 		for _, e := range last[from:to] {
 			ib.Append(recStart[e.rec] + int64(e.row))
@@ -526,7 +539,7 @@ func (o *output) add(ctx context.Context, rec arrow.RecordBatch, row int) error 
 		o.recs[rec] = i
 	}
 	o.refs = append(o.refs, ref{i, row})
-	if len(o.refs) >= 64<<10 {
+	if len(o.refs) >= mergeBatch {
 		return o.flush(ctx)
 	}
 	return nil

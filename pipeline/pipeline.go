@@ -85,7 +85,7 @@ type Config struct {
 	// (the last image per primary key) in OutDir/.../<table>/_current/.
 	Materialize bool
 	// MaterializeMem bounds the memory of a snapshot's sorted runs
-	// (default 256 MiB).
+	// (default 64 MiB).
 	MaterializeMem int64
 	// PartitionBy is Iceberg tables' partition spec (none: unpartitioned).
 	PartitionBy []lake.PartitionField
