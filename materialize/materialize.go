@@ -52,10 +52,23 @@ type Job struct {
 	Out string
 	// TempDir receives the spilled runs (removed at the end).
 	TempDir string
+	// Truncate, when set, empties the table at a change: the previous
+	// snapshot and the change files before Changes[Truncate.File] are
+	// ignored, and so are that file's rows before line Truncate.Line
+	// (read from the column LineColumn).
+	Truncate   *Truncate
+	LineColumn string
 	// MemLimit bounds the Arrow data of a run (default 64 MiB; sorting and spilling it takes about three times that).
 	MemLimit int64
 	// Parquet are the output's writer settings.
 	Parquet writer.ParquetOptions
+}
+
+// Truncate is where a table was emptied: the change file (an index into
+// Job.Changes) and the line of the truncate in its input.
+type Truncate struct {
+	File int
+	Line int64
 }
 
 // Result counts what a materialization did.
@@ -79,7 +92,19 @@ func Run(ctx context.Context, job Job) (Result, error) {
 		return res, err
 	}
 	defer m.cleanup()
-	for _, f := range job.Changes {
+	changes := job.Changes
+	if tr := job.Truncate; tr != nil {
+		m.job.Previous = nil // emptied
+		changes = changes[tr.File:]
+		m.lineCol = slices.IndexFunc(job.Schema.Columns, func(c arrowconv.Field) bool { return c.Name == job.LineColumn })
+		if m.lineCol < 0 {
+			return res, fmt.Errorf("a truncate at line %d of an input cannot be placed among its rows without their lines: declare a column METADATA FROM 'file.line' (inferred tables have _line unless --no-lineage)", tr.Line)
+		}
+		m.lineCol++ // _rowkind first
+		m.fromLine = tr.Line
+	}
+	for i, f := range changes {
+		m.filterLines = job.Truncate != nil && i == 0
 		if err := m.readChanges(ctx, f, &res); err != nil {
 			return res, fmt.Errorf("materialize %s: %w", f, err)
 		}
@@ -98,6 +123,12 @@ type materializer struct {
 	target  *arrow.Schema // _rowkind (string), then the schema's columns
 	keyCols []int         // in target
 	mem     memory.Allocator
+
+	// lineCol, fromLine, filterLines: the rows of the truncating input
+	// before its truncate are skipped.
+	lineCol     int
+	fromLine    int64
+	filterLines bool
 
 	recs    []arrow.RecordBatch // the run under way
 	size    int64
@@ -214,6 +245,25 @@ func (m *materializer) conform(ctx context.Context, rec arrow.RecordBatch) (arro
 
 func (m *materializer) readChanges(ctx context.Context, path string, res *Result) error {
 	return m.readParquet(ctx, path, func(rec arrow.RecordBatch) error {
+		if m.filterLines {
+			lines, ok := rec.Column(m.lineCol).(*array.Int64)
+			if !ok {
+				return fmt.Errorf("the line column is %s, not BIGINT", rec.Column(m.lineCol).DataType())
+			}
+			keep := array.NewBooleanBuilder(m.mem)
+			for i := range lines.Len() {
+				keep.Append(lines.IsValid(i) && lines.Value(i) > m.fromLine)
+			}
+			mask := keep.NewArray()
+			keep.Release()
+			f, err := compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
+			mask.Release()
+			if err != nil {
+				return err
+			}
+			defer f.Release()
+			rec = f
+		}
 		rec.Retain()
 		m.recs = append(m.recs, rec)
 		res.Changes += rec.NumRows()

@@ -127,21 +127,44 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 		folded[f] = true
 	}
 	var changes []string
+	var trunc *materialize.Truncate
 	for _, e := range entries {
 		if e.Status != StatusOK {
 			continue
 		}
+		own := -1 // the index of the input's change file of this table
 		for _, o := range e.Outputs {
 			id := filepath.ToSlash(o) + "#" + e.Hash
 			if r.changeIn(dir, o) && !folded[id] {
 				changes = append(changes, filepath.Join(cfg.OutDir, o))
 				st.Folded = append(st.Folded, id)
+				own = len(changes) - 1
 			}
 		}
+		// The input's last truncate of this table empties it there (an
+		// input may truncate a table it has no rows of).
+		for _, t := range e.Stats.Truncates {
+			tid := fmt.Sprintf("truncate %s#%s:%d", e.Path, e.Hash, t.Line)
+			if t.Table != key.String() || folded[tid] {
+				continue
+			}
+			st.Folded = append(st.Folded, tid)
+			if own >= 0 {
+				trunc = &materialize.Truncate{File: own, Line: int64(t.Line)}
+			} else {
+				trunc = &materialize.Truncate{File: len(changes), Line: 0}
+			}
+		}
+	}
+	if trunc != nil && trunc.File == len(changes) {
+		// Emptied after its last change: an empty snapshot.
+		changes, trunc = nil, &materialize.Truncate{}
+		return r.emptySnapshot(key, dir, abs, &st)
 	}
 	if len(changes) == 0 {
 		return nil, nil
 	}
+	_ = trunc
 	next := filepath.Join(abs, CurrentDir+".new-"+r.runID)
 	if err := os.MkdirAll(next, 0o755); err != nil {
 		return nil, err
@@ -150,7 +173,8 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 	opts.CreatedBy = cfg.createdBy()
 	opts.Metadata = map[string]string{"cdcetl.version": cfg.Version, "cdcetl.namespace": key.Namespace, "cdcetl.table": key.Name, "cdcetl.snapshot": "current state"}
 	res, err := materialize.Run(ctx, materialize.Job{Schema: s, Previous: previous, Changes: changes,
-		Out: filepath.Join(next, "part-00000.parquet"), TempDir: next, MemLimit: cfg.MaterializeMem, Parquet: opts})
+		Out: filepath.Join(next, "part-00000.parquet"), TempDir: next, MemLimit: cfg.MaterializeMem, Parquet: opts,
+		Truncate: trunc, LineColumn: lineColumn(s)})
 	if err != nil {
 		os.RemoveAll(next)
 		return nil, err
@@ -166,6 +190,35 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 		return nil, err
 	}
 	return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: "input path, then line", Result: res}, nil
+}
+
+// emptySnapshot replaces a truncated table's snapshot by an empty one.
+func (r *run) emptySnapshot(key TableKey, dir, abs string, st *snapshotState) (*MaterializedTable, error) {
+	next := filepath.Join(abs, CurrentDir+".new-"+r.runID)
+	if err := os.MkdirAll(next, 0o755); err != nil {
+		return nil, err
+	}
+	slices.Sort(st.Folded)
+	b, _ := json.MarshalIndent(st, "", " ")
+	if err := writeSynced(filepath.Join(next, currentState), b); err != nil {
+		os.RemoveAll(next)
+		return nil, err
+	}
+	syncDir(next)
+	if err := swapCurrent(abs, next, r.runID); err != nil {
+		return nil, err
+	}
+	return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: "input path, then line"}, nil
+}
+
+// lineColumn is the column holding each row's line (file.line metadata).
+func lineColumn(s *arrowconv.Schema) string {
+	for _, c := range s.Columns {
+		if c.MetadataKey == "file.line" {
+			return c.Name
+		}
+	}
+	return ""
 }
 
 // swapCurrent puts the snapshot in next in place of the table's current

@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cdcetl/cdcetl/decode"
@@ -61,5 +63,71 @@ func TestMaterializeIsCurrentState(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "shop", "t0", CurrentDir, currentState)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMaterializeTruncate: a truncate empties the table at its line, the
+// rows after it (in its input and later ones) stay, other tables are
+// untouched, and a later run with a truncate in an input holding no rows
+// of the table empties its snapshot.
+func TestMaterializeTruncate(t *testing.T) {
+	in := t.TempDir()
+	msg := func(tb, typ string, id, v int) string {
+		old := "null"
+		if typ == "UPDATE" {
+			old = fmt.Sprintf(`[{"v":"%d"}]`, v-1)
+		}
+		return fmt.Sprintf(`{"data":[{"id":"%d","v":"%d"}],"old":`+old+`,"database":"shop","table":"%s","pkNames":["id"],"isDdl":false,"type":"%s","es":1,"ts":1,"mysqlType":{"id":"int","v":"int"}}`, id, v, tb, typ)
+	}
+	trunc := func(tb string) string {
+		return fmt.Sprintf(`{"data":null,"old":null,"database":"shop","table":"%s","pkNames":null,"isDdl":true,"type":"TRUNCATE","sql":"TRUNCATE TABLE %s","es":1,"ts":1}`, tb, tb)
+	}
+	write := func(name string, lines ...string) string {
+		p := filepath.Join(in, name)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var f0 []string
+	for k := 1; k <= 5; k++ {
+		f0 = append(f0, msg("t0", "INSERT", k, 0), msg("t1", "INSERT", k, 0))
+	}
+	p0 := write("f0.json", f0...)
+	p1 := write("f1.json", msg("t0", "UPDATE", 1, 1), msg("t1", "UPDATE", 1, 1), trunc("t0"), msg("t0", "INSERT", 7, 0), msg("t0", "INSERT", 8, 0))
+	p2 := write("f2.json", msg("t0", "UPDATE", 7, 2), msg("t1", "DELETE", 2, 0))
+	out := t.TempDir()
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	cfg := Config{Options: opts, To: ToParquet, OutDir: out, Workers: 2, Materialize: true}
+	if _, err := Run(context.Background(), cfg, []string{p0, p1, p2}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(name string) []string {
+		rows := parquetRows(t, filepath.Join(out, "shop", name, CurrentDir), []string{"id", "v"})
+		return rows
+	}
+	if got, want := ids("t0"), []string{"id=7|v=2|", "id=8|v=0|"}; !slices.Equal(got, want) {
+		t.Fatalf("t0 after the truncate: %v, want %v", got, want)
+	}
+	if got := ids("t1"); len(got) != 4 || got[0] != "id=1|v=1|" {
+		t.Fatalf("t1 (never truncated): %v", got)
+	}
+	// A later input truncates t0 and has no rows of it.
+	p3 := write("f3.json", trunc("t0"), msg("t1", "INSERT", 9, 0))
+	if _, err := Run(context.Background(), cfg, []string{p0, p1, p2, p3}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids("t0"); len(got) != 0 {
+		t.Fatalf("t0 after the second truncate: %v, want no rows", got)
+	}
+	if got := ids("t1"); len(got) != 5 {
+		t.Fatalf("t1: %v", got)
+	}
+	// And a run with nothing new leaves both alone.
+	if _, err := Run(context.Background(), cfg, []string{p0, p1, p2, p3}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids("t1"); len(got) != 5 {
+		t.Fatalf("t1 after a run with nothing new: %v", got)
 	}
 }
