@@ -58,6 +58,11 @@ type Job struct {
 	// (read from the column LineColumn).
 	Truncate   *Truncate
 	LineColumn string
+	// PositionColumn, when set, is the column of each change's position
+	// in the producer's log (source-position): a key's change with the
+	// highest position wins (NULL is lowest), ties going to the later
+	// change by input and line. Otherwise the later change wins.
+	PositionColumn string
 	// MemLimit bounds the Arrow data of a run (default 64 MiB; sorting and spilling it takes about three times that).
 	MemLimit int64
 	// Parquet are the output's writer settings.
@@ -129,6 +134,7 @@ type materializer struct {
 	lineCol     int
 	fromLine    int64
 	filterLines bool
+	posCol      int // in target, or -1
 
 	recs    []arrow.RecordBatch // the run under way
 	size    int64
@@ -137,7 +143,7 @@ type materializer struct {
 }
 
 func newMaterializer(job Job) (*materializer, error) {
-	m := &materializer{job: job, mem: memory.DefaultAllocator}
+	m := &materializer{job: job, mem: memory.DefaultAllocator, posCol: -1}
 	fs := []arrow.Field{{Name: arrowconv.RowKindColumn, Type: arrow.BinaryTypes.String, Nullable: true}}
 	for _, c := range job.Schema.Columns {
 		f := c.ArrowField()
@@ -145,6 +151,11 @@ func newMaterializer(job Job) (*materializer, error) {
 		fs = append(fs, f)
 	}
 	m.target = arrow.NewSchema(fs, nil)
+	if job.PositionColumn != "" {
+		if i := slices.IndexFunc(job.Schema.Columns, func(c arrowconv.Field) bool { return c.Name == job.PositionColumn }); i >= 0 && job.Schema.Columns[i].Type.IsString() {
+			m.posCol = i + 1
+		}
+	}
 	for _, k := range job.Schema.PrimaryKey {
 		i := slices.IndexFunc(job.Schema.Columns, func(c arrowconv.Field) bool { return c.Name == k })
 		if i < 0 {
@@ -279,7 +290,7 @@ func (m *materializer) readChanges(ctx context.Context, path string, res *Result
 
 // entry is a change of the run under way: its key and where it is.
 type entry struct {
-	key      []byte
+	key, pos []byte
 	rec, row int32
 }
 
@@ -307,10 +318,16 @@ func (m *materializer) spill(ctx context.Context) error {
 	offs = append(offs, len(arena))
 	for i := range ents {
 		ents[i].key = arena[offs[i]:offs[i+1]]
+		if m.posCol >= 0 {
+			ents[i].pos = posAt(m.recs[ents[i].rec], m.posCol, int(ents[i].row))
+		}
 	}
 	// By key, then by place in the run: a key's later change stays later.
 	slices.SortFunc(ents, func(a, b entry) int {
 		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(a.pos, b.pos); c != 0 {
 			return c
 		}
 		if a.rec != b.rec {
@@ -407,6 +424,7 @@ type source struct {
 	rec  arrow.RecordBatch
 	row  int
 	key  []byte
+	pos  []byte // the row's source position (nil without one)
 	done bool
 }
 
@@ -429,7 +447,19 @@ func (s *source) advance(m *materializer) error {
 	}
 	var err error
 	s.key, err = appendKey(s.key[:0], keyArrays(s.rec, m.keyCols), s.row)
+	if m.posCol >= 0 {
+		s.pos = posAt(s.rec, m.posCol, s.row)
+	}
 	return err
+}
+
+// posAt is row i's source position (nil when NULL).
+func posAt(rec arrow.RecordBatch, col, i int) []byte {
+	a, ok := rec.Column(col).(*array.String)
+	if !ok || a.IsNull(i) {
+		return nil
+	}
+	return []byte(a.Value(i))
 }
 
 type sourceHeap []*source
@@ -439,7 +469,11 @@ func (h sourceHeap) Less(a, b int) bool {
 	if c := bytes.Compare(h[a].key, h[b].key); c != 0 {
 		return c < 0
 	}
-	return h[a].age > h[b].age // the newest first among equal keys
+	// The newest first among equal keys: by position, then by age.
+	if c := bytes.Compare(h[a].pos, h[b].pos); c != 0 {
+		return c > 0
+	}
+	return h[a].age > h[b].age
 }
 func (h sourceHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
 func (h *sourceHeap) Push(x any)   { *h = append(*h, x.(*source)) }

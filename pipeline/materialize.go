@@ -174,7 +174,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 	opts.Metadata = map[string]string{"cdcetl.version": cfg.Version, "cdcetl.namespace": key.Namespace, "cdcetl.table": key.Name, "cdcetl.snapshot": "current state"}
 	res, err := materialize.Run(ctx, materialize.Job{Schema: s, Previous: previous, Changes: changes,
 		Out: filepath.Join(next, "part-00000.parquet"), TempDir: next, MemLimit: cfg.MaterializeMem, Parquet: opts,
-		Truncate: trunc, LineColumn: lineColumn(s)})
+		Truncate: trunc, LineColumn: metaColumn(s, "file.line"), PositionColumn: metaColumn(s, "source-position")})
 	if err != nil {
 		os.RemoveAll(next)
 		return nil, err
@@ -189,7 +189,11 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 	if err := swapCurrent(abs, next, r.runID); err != nil {
 		return nil, err
 	}
-	return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: "input path, then line", Result: res}, nil
+	order := "input path, then line"
+	if metaColumn(s, "source-position") != "" {
+		order = "source position, then input path and line"
+	}
+	return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: order, Result: res}, nil
 }
 
 // emptySnapshot replaces a truncated table's snapshot by an empty one.
@@ -211,10 +215,10 @@ func (r *run) emptySnapshot(key TableKey, dir, abs string, st *snapshotState) (*
 	return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: "input path, then line"}, nil
 }
 
-// lineColumn is the column holding each row's line (file.line metadata).
-func lineColumn(s *arrowconv.Schema) string {
+// metaColumn is the column holding a metadata key's values, if any.
+func metaColumn(s *arrowconv.Schema, key string) string {
 	for _, c := range s.Columns {
-		if c.MetadataKey == "file.line" {
+		if c.MetadataKey == key {
 			return c.Name
 		}
 	}

@@ -131,3 +131,42 @@ func TestMaterializeTruncate(t *testing.T) {
 		t.Fatalf("t1 after a run with nothing new: %v", got)
 	}
 }
+
+// TestMaterializeBySourcePosition: a change that arrives in a later file
+// but happened earlier in the producer's log (a lower es) does not win
+// over the later one, and the report says how changes were ordered.
+func TestMaterializeBySourcePosition(t *testing.T) {
+	in := t.TempDir()
+	msg := func(typ string, id, v, es int) string {
+		old := "null"
+		if typ == "UPDATE" {
+			old = `[{"v":"0"}]`
+		}
+		return fmt.Sprintf(`{"data":[{"id":"%d","v":"%d"}],"old":%s,"database":"shop","table":"t","pkNames":["id"],"isDdl":false,"type":"%s","es":%d,"id":%d,"ts":1,"mysqlType":{"id":"int","v":"int"}}`, id, v, old, typ, es, es)
+	}
+	p0 := filepath.Join(in, "a.json")
+	p1 := filepath.Join(in, "b.json")
+	os.WriteFile(p0, []byte(msg("INSERT", 1, 0, 100)+"\n"+msg("UPDATE", 1, 2, 300)+"\n"+msg("INSERT", 2, 0, 100)+"\n"), 0o644)
+	// b.json comes later by name, but its update of key 1 is older (es 200).
+	os.WriteFile(p1, []byte(msg("UPDATE", 1, 1, 200)+"\n"+msg("UPDATE", 2, 5, 400)+"\n"), 0o644)
+	// Both in one run (one sorted run), then in two (the snapshot against
+	// the late file).
+	for _, runs := range [][][]string{{{p0, p1}}, {{p0}, {p0, p1}}} {
+		out := t.TempDir()
+		cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToParquet, OutDir: out, Workers: 1, Materialize: true}
+		var st Stats
+		for _, paths := range runs {
+			var err error
+			if st, err = Run(context.Background(), cfg, paths); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := parquetRows(t, filepath.Join(out, "shop", "t", CurrentDir), []string{"id", "v"})
+		if want := []string{"id=1|v=2|", "id=2|v=5|"}; !slices.Equal(got, want) {
+			t.Fatalf("%d runs: %v, want %v", len(runs), got, want)
+		}
+		if len(st.Materialized) != 1 || !strings.HasPrefix(st.Materialized[0].Order, "source position") {
+			t.Fatalf("report: %+v", st.Materialized)
+		}
+	}
+}
