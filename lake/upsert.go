@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -65,6 +67,13 @@ type Delta struct {
 	posDeletes []int64
 	keyBuf     []byte
 
+	// lineCol is the record column of each row's line (-1: none); lines
+	// are the lines of the rows written, by position, and truncLine the
+	// line of the input's last truncate of the table (0: none).
+	lineCol   int
+	lines     []int32
+	truncLine int64
+
 	eq      *writer.Parquet
 	eqPath  string
 	eqRows  int64
@@ -82,7 +91,7 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 		return nil, fmt.Errorf("iceberg table %s: --table-mode upsert needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a --ddl-dir DDL that has one, or use --table-mode changelog)", t.Name())
 	}
 	ids := t.FieldIDs()
-	d := &Delta{t: t, data: w, dataPath: dataPath, unchanged: -1, last: map[string]int64{}, keySch: &arrowconv.Schema{}}
+	d := &Delta{t: t, data: w, dataPath: dataPath, unchanged: -1, lineCol: -1, last: map[string]int64{}, keySch: &arrowconv.Schema{}}
 	for _, k := range s.PrimaryKey {
 		i := slices.IndexFunc(s.Columns, func(c arrowconv.Field) bool { return c.Name == k })
 		if i < 0 {
@@ -104,6 +113,9 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 	for i, c := range s.Columns {
 		if c.Name == "_unchanged" && c.Type.Kind == arrowconv.Array {
 			d.unchanged = i + 1
+		}
+		if c.MetadataKey == "file.line" && c.Type.Kind == arrowconv.BigInt {
+			d.lineCol = i + 1
 		}
 	}
 	d.keyArr = d.keySch.ArrowSchema()
@@ -175,6 +187,13 @@ func (d *Delta) Write(ctx context.Context, rec arrow.RecordBatch) error {
 			return err
 		}
 	}
+	if d.lineCol >= 0 {
+		if ls, ok := rec.Column(d.lineCol).(*array.Int64); ok {
+			for i := range ls.Len() {
+				d.lines = append(d.lines, int32(min(ls.Value(i), math.MaxInt32)))
+			}
+		}
+	}
 	d.pos += rec.NumRows()
 	return d.data.Write(ctx, rec)
 }
@@ -215,8 +234,28 @@ func (d *Delta) writeKeys(ctx context.Context, cols []arrow.Array) error {
 	return d.eq.Write(ctx, rec)
 }
 
+// Truncate records that the input empties the table at line: its rows
+// before it are deleted, and the commit removes what the table held.
+func (d *Delta) Truncate(line int64) error {
+	if d.lineCol < 0 && d.pos > 0 {
+		return fmt.Errorf("iceberg table %s: a truncate at line %d cannot be placed among the input's rows without their lines: declare a column METADATA FROM 'file.line' (inferred tables have _line unless --no-lineage)", d.t.Name(), line)
+	}
+	d.truncLine = max(d.truncLine, line)
+	return nil
+}
+
 // Close closes the data file and writes the delete files.
 func (d *Delta) Close() error {
+	if d.truncLine > 0 {
+		// Every row before the truncate goes, whatever its kind.
+		end := sort.Search(len(d.lines), func(i int) bool { return int64(d.lines[i]) > d.truncLine })
+		if d.lineCol < 0 {
+			end = 0
+		}
+		for p := range int64(end) {
+			d.posDeletes = append(d.posDeletes, p)
+		}
+	}
 	if err := d.data.Close(); err != nil {
 		d.abortDeletes()
 		return err
@@ -231,6 +270,7 @@ func (d *Delta) Close() error {
 		return nil
 	}
 	slices.Sort(d.posDeletes)
+	d.posDeletes = slices.Compact(d.posDeletes)
 	d.posPath = strings.TrimSuffix(d.dataPath, ".parquet") + ".pos-deletes.parquet"
 	sch := &arrowconv.Schema{Columns: []arrowconv.Field{{Name: "file_path", Type: arrowconv.Type{Kind: arrowconv.String}}, {Name: "pos", Type: arrowconv.Type{Kind: arrowconv.BigInt}}}}
 	opts := d.opts
@@ -353,6 +393,11 @@ func appendKey(b []byte, cols []arrow.Array, i int) ([]byte, error) {
 // and CommitDelta reports false).
 func (t *Table) CommitDelta(ctx context.Context, d *Delta, in Input, run, rows string) (bool, error) {
 	return t.commit(ctx, d.Files(), in, run, rows, func(tx *table.Transaction, props iceberg.Properties) error {
+		if d.truncLine > 0 {
+			if err := t.removeAll(ctx, tx, props); err != nil {
+				return err
+			}
+		}
 		spec := t.tbl.Metadata().PartitionSpec()
 		df, err := t.dataFile(ctx, d.dataPath)
 		if err != nil {
@@ -374,6 +419,53 @@ func (t *Table) CommitDelta(ctx context.Context, d *Delta, in Input, run, rows s
 			rd.AddDeletes(f)
 		}
 		return rd.Commit(ctx)
+	})
+}
+
+// removeAll stages, in tx, the removal of every file the table holds (a
+// truncate): one snapshot without data. Delete files go too: they apply to
+// nothing any more.
+func (t *Table) removeAll(ctx context.Context, tx *table.Transaction, props iceberg.Properties) error {
+	snap := t.tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil
+	}
+	fs, err := t.tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	mfs, err := snap.Manifests(fs)
+	if err != nil {
+		return err
+	}
+	var data, dels []iceberg.DataFile
+	for _, m := range mfs {
+		es, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if e.DataFile().ContentType() == iceberg.EntryContentData {
+				data = append(data, e.DataFile())
+			} else {
+				dels = append(dels, e.DataFile())
+			}
+		}
+	}
+	if len(data)+len(dels) == 0 {
+		return nil
+	}
+	return tx.ReplaceFiles(ctx, data, nil, dels, props)
+}
+
+// CommitTruncate empties the table for an input that truncates it and has
+// no rows of it, recording the input.
+func (t *Table) CommitTruncate(ctx context.Context, in Input, run string) (bool, error) {
+	return t.commit(ctx, nil, in, run, "", func(tx *table.Transaction, props iceberg.Properties) error {
+		if t.tbl.CurrentSnapshot() == nil {
+			return nil
+		}
+		return t.removeAll(ctx, tx, props)
 	})
 }
 

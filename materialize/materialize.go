@@ -63,6 +63,10 @@ type Job struct {
 	// highest position wins (NULL is lowest), ties going to the later
 	// change by input and line. Otherwise the later change wins.
 	PositionColumn string
+	// UnchangedColumn, when set, is the column listing the columns a
+	// change's producer did not send (unchanged-columns): a key's last
+	// image with such columns is refused, since its values would be NULL.
+	UnchangedColumn string
 	// MemLimit bounds the Arrow data of a run (default 64 MiB; sorting and spilling it takes about three times that).
 	MemLimit int64
 	// Parquet are the output's writer settings.
@@ -135,6 +139,7 @@ type materializer struct {
 	fromLine    int64
 	filterLines bool
 	posCol      int // in target, or -1
+	unchCol     int // in target, or -1
 
 	recs    []arrow.RecordBatch // the run under way
 	size    int64
@@ -143,7 +148,7 @@ type materializer struct {
 }
 
 func newMaterializer(job Job) (*materializer, error) {
-	m := &materializer{job: job, mem: memory.DefaultAllocator, posCol: -1}
+	m := &materializer{job: job, mem: memory.DefaultAllocator, posCol: -1, unchCol: -1}
 	fs := []arrow.Field{{Name: arrowconv.RowKindColumn, Type: arrow.BinaryTypes.String, Nullable: true}}
 	for _, c := range job.Schema.Columns {
 		f := c.ArrowField()
@@ -151,6 +156,11 @@ func newMaterializer(job Job) (*materializer, error) {
 		fs = append(fs, f)
 	}
 	m.target = arrow.NewSchema(fs, nil)
+	if job.UnchangedColumn != "" {
+		if i := slices.IndexFunc(job.Schema.Columns, func(c arrowconv.Field) bool { return c.Name == job.UnchangedColumn }); i >= 0 {
+			m.unchCol = i + 1
+		}
+	}
 	if job.PositionColumn != "" {
 		if i := slices.IndexFunc(job.Schema.Columns, func(c arrowconv.Field) bool { return c.Name == job.PositionColumn }); i >= 0 && job.Schema.Columns[i].Type.IsString() {
 			m.posCol = i + 1
@@ -573,6 +583,14 @@ func (m *materializer) merge(ctx context.Context) (int64, error) {
 			prev = append(prev[:0], s.key...)
 			kind := s.rec.Column(0).(*array.String).Value(s.row)
 			if kind == arrowconv.Insert.String() || kind == arrowconv.UpdateAfter.String() {
+				if m.unchCol >= 0 {
+					if l, ok := s.rec.Column(m.unchCol).(*array.List); ok && l.IsValid(s.row) {
+						if from, to := l.ValueOffsets(s.row); to > from {
+							out.abort()
+							return 0, fmt.Errorf("a key's last image keeps columns its producer did not send (%s): merging them with the earlier image is not supported yet, and they would be NULL; drop --materialize for this table (its change files have the rows)", m.job.UnchangedColumn)
+						}
+					}
+				}
 				if err := out.add(ctx, s.rec, s.row); err != nil {
 					out.abort()
 					return 0, err

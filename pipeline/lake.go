@@ -237,6 +237,9 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 // the journal commits nothing twice.
 func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 	in := lake.Input{Path: fr.key.path, Size: fr.file.Size, Hash: fr.sha}
+	if err := r.commitTruncates(ctx, fr, st, in); err != nil {
+		return err
+	}
 	ids := []int{}
 	if fr.w != nil {
 		ids = append(ids, 0)
@@ -273,14 +276,7 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 		var done bool
 		var err error
 		if o.delta != nil {
-			for _, tr := range st.Truncates {
-				if tr.Table == o.key.String() {
-					err = fmt.Errorf("%s:%d: a truncate of %s: --table-mode upsert cannot apply truncates yet (load the input with --table-mode changelog)", tr.File, tr.Line, tr.Table)
-				}
-			}
-			if err == nil {
-				done, err = o.table.CommitDelta(ctx, o.delta, in, r.runID, string(rows))
-			}
+			done, err = o.table.CommitDelta(ctx, o.delta, in, r.runID, string(rows))
 		} else {
 			done, err = o.table.Commit(ctx, o.files(), in, r.runID, string(rows))
 		}
@@ -313,6 +309,72 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 			}
 			removeFiles(rest)
 			return err
+		}
+	}
+	return nil
+}
+
+// truncateDeltas tells an input's upsert deltas where it truncates their
+// tables, before they are closed.
+func (r *run) truncateDeltas(fr *fileRun, st Stats) error {
+	for _, o := range fr.lakeOuts {
+		if o.delta == nil {
+			continue
+		}
+		for _, t := range st.Truncates {
+			if t.Table == o.key.String() {
+				if err := o.delta.Truncate(int64(t.Line)); err != nil {
+					return fmt.Errorf("%s:%d: %w", t.File, t.Line, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// commitTruncates empties the upsert tables an input truncates without
+// having rows of them.
+func (r *run) commitTruncates(ctx context.Context, fr *fileRun, st *Stats, in lake.Input) error {
+	if r.cfg.TableMode != lake.ModeUpsert {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, o := range fr.lakeOuts {
+		seen[o.key.String()] = true
+	}
+	for _, t := range st.Truncates {
+		if seen[t.Table] {
+			continue
+		}
+		seen[t.Table] = true
+		var key *TableKey
+		var dir string
+		if k := lakeTableKey(r.cfg); r.cfg.Schema != nil && k != nil && k.String() == t.Table {
+			key, dir = k, route.Dir(k.Namespace, k.Name)
+		} else if r.router != nil {
+			r.router.mu.Lock()
+			for k, tr := range r.router.current {
+				if k.String() == t.Table {
+					kk := k
+					key, dir = &kk, tr.dir
+				}
+			}
+			r.router.mu.Unlock()
+		}
+		if key == nil {
+			continue // a table this conversion never made: nothing to empty
+		}
+		ns, name := lakeIdent(*key, dir)
+		tbl, err := r.lake.Existing(ctx, ns, name, filepath.Join(r.cfg.OutDir, dir))
+		if err != nil || tbl == nil {
+			return err
+		}
+		done, err := tbl.CommitTruncate(ctx, in, r.runID)
+		if err != nil {
+			return err
+		}
+		if done {
+			st.Committed++
 		}
 	}
 	return nil

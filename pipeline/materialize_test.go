@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/lake"
 )
 
 // TestMaterializeIsCurrentState converts a changelog in three runs (3, 6,
@@ -168,5 +171,95 @@ func TestMaterializeBySourcePosition(t *testing.T) {
 		if len(st.Materialized) != 1 || !strings.HasPrefix(st.Materialized[0].Order, "source position") {
 			t.Fatalf("report: %+v", st.Materialized)
 		}
+	}
+}
+
+// TestUpsertMatchesMaterialize: the same changelog, with truncates (one in
+// the middle of an input, one in an input without rows of the table),
+// loaded into Iceberg upsert tables and materialized as Parquet: both hold
+// the same current state, run after run.
+func TestUpsertMatchesMaterialize(t *testing.T) {
+	in := t.TempDir()
+	paths := upsertArchive(t, in, 6, 200)
+	tr := func(tb string) string {
+		return fmt.Sprintf(`{"data":null,"old":null,"database":"shop","table":"%s","pkNames":null,"isDdl":true,"type":"TRUNCATE","sql":"TRUNCATE TABLE %s","es":1,"ts":1}`, tb, tb)
+	}
+	// A truncate of t0 in the middle of input 3; input 5 truncates t1 and
+	// has rows of t0 only.
+	b, _ := os.ReadFile(paths[3])
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines = append(lines[:100:100], append([]string{tr("t0")}, lines[100:]...)...)
+	os.WriteFile(paths[3], []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	b, _ = os.ReadFile(paths[5])
+	var keep []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.Contains(l, `"table":"t0"`) {
+			keep = append(keep, l)
+		}
+	}
+	os.WriteFile(paths[5], []byte(tr("t1")+"\n"+strings.Join(keep, "\n")+"\n"), 0o644)
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	pq, wh := t.TempDir(), t.TempDir()
+	for _, n := range []int{2, 4, 6} {
+		if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2, Materialize: true}, paths[:n]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2}, paths[:n]); err != nil {
+			t.Fatal(err)
+		}
+		l, err := lake.Open(context.Background(), wh, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"t0", "t1"} {
+			tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{"shop", name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols := []string{"grp", "id", "v"}
+			got := project(t, tbl, cols)
+			want := parquetRows(t, filepath.Join(pq, "shop", name, CurrentDir), cols)
+			if !slices.Equal(got, want) {
+				t.Fatalf("after %d inputs, shop.%s: iceberg %d rows, materialized %d:\n%s", n, name, len(got), len(want), firstDiff(got, want))
+			}
+			if n == 6 && name == "t1" && len(want) != 0 {
+				t.Fatalf("shop.t1 after its truncate: %d rows", len(want))
+			}
+		}
+		l.Close()
+	}
+}
+
+// project scans a table's columns cols as canonical rows.
+func project(t *testing.T, tbl *table.Table, cols []string) []string {
+	t.Helper()
+	_, it, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowRecords(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for rec, err := range it {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, rowsOf(t, rec, cols)...)
+		rec.Release()
+	}
+	slices.Sort(rows)
+	return rows
+}
+
+// TestMaterializeRefusesUnchanged: a key whose last image lacks columns
+// (Maxwell under binlog_row_image=MINIMAL) is an error, not a NULL.
+func TestMaterializeRefusesUnchanged(t *testing.T) {
+	in := t.TempDir()
+	p := filepath.Join(in, "m.json")
+	os.WriteFile(p, []byte(`{"database":"d","table":"t","type":"insert","ts":1,"primary_key_columns":["id"],"data":{"id":1,"a":"x","b":"y"}}
+{"database":"d","table":"t","type":"update","ts":2,"primary_key_columns":["id"],"data":{"id":1,"a":"z"},"old":{"a":"x"}}
+`), 0o644)
+	cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToParquet, OutDir: t.TempDir(), Workers: 1, Materialize: true}
+	_, err := Run(context.Background(), cfg, []string{p})
+	if err == nil || !strings.Contains(err.Error(), "did not send") {
+		t.Fatalf("err = %v, want the unchanged columns refused", err)
 	}
 }

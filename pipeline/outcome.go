@@ -68,6 +68,9 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		}
 	}
 	committed := false // an output is in place: from here an error leaves it unjournaled
+	if err == nil && r.lake != nil {
+		err = r.truncateDeltas(fr, st)
+	}
 	if err == nil && fr.w != nil {
 		err = fr.w.Close()
 		committed = err == nil
@@ -86,7 +89,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			}
 		}
 	}
-	if err == nil && r.lake != nil && committed {
+	if err == nil && r.lake != nil && (committed || len(st.Truncates) > 0) {
 		err = r.commitLake(r.ctx, fr, &st)
 	}
 	if err == nil && fr.dead != nil {
