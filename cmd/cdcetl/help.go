@@ -24,8 +24,11 @@ Common flags:
   --schema COLUMNS   Flink SQL columns: "id BIGINT, name STRING, PRIMARY KEY (id) ..."
   --ddl FILE         a Flink CREATE TABLE: columns, 'format', 'path' and options from WITH
   --option K=V       a format option keyed as in Flink DDL (cdcetl help options)
-  --to OUTPUT        print (default without -o), parquet (default with -o), or a format
+  --to OUTPUT        print (default without -o), parquet (default with -o), iceberg,
+                     or a format to re-encode to
   -o DIR             one output per input under DIR, journaled: reruns are incremental
+                     (iceberg: the warehouse; --table-mode, --partition-by)
+  --materialize      parquet: also keep each table's current state in <table>/_current/
   --compression C    Parquet: snappy (default), zstd, gzip, none;
                      re-encoded JSON: none (default), gzip, zstd
   --dead-letter DIR  keep what cannot be decoded (turns on ignore-parse-errors)
@@ -34,7 +37,8 @@ Common flags:
   --report FILE      the run as JSON: status, times, counts and outcome per input
   --workers N        cores to use (default: all)
 
-More flags: --failed, --on-success, --merge-updates, --envelope, --batch-rows,
+More flags: --catalog, --table, --no-lineage, --failed, --on-success,
+--merge-updates, --envelope, --batch-rows,
 --row-group-rows, --parquet-dictionary, --parquet-delta, --max-line-size,
 --log-format, --cpuprofile, --quiet: 'cdcetl help flags'. Metadata columns
 (name TYPE METADATA FROM 'key' VIRTUAL): 'cdcetl help metadata'.
@@ -42,6 +46,7 @@ More flags: --failed, --on-success, --merge-updates, --envelope, --batch-rows,
 Examples:
   cdcetl convert --format canal-json --schema "id BIGINT, name STRING" --to print in.json
   cdcetl convert --ddl products.sql -o lake/ archive/
+  cdcetl convert archive/ --to iceberg --table-mode upsert -o warehouse/
   cdcetl convert --format debezium-json --schema "id BIGINT, name STRING" \
       --option debezium-json.ignore-parse-errors=true --keep-going -o out/ in/
 
