@@ -219,7 +219,12 @@ func (d *base) stringText(s slot) []byte {
 
 // sourceProps are the members of debezium's "source" object that
 // metadata columns read.
-var sourceProps = [...]string{"db", "schema", "table", "ts_ms", "collection"}
+var sourceProps = [...]string{"db", "schema", "table", "ts_ms", "collection",
+	// source-position's fields (position.go), from index srcPosFirst.
+	"connector", "file", "pos", "row", "gtid", "lsn", "txId", "change_lsn", "commit_lsn", "event_serial_no", "scn", "commit_scn", "ord"}
+
+// srcPosFirst is the index in sourceProps of "connector".
+const srcPosFirst = 5
 
 func sourcePropIndex(k []byte) int {
 	for i, p := range sourceProps {

@@ -32,7 +32,7 @@ var positionFields = map[string][]string{
 	"canal-json":    {"es", "id"},
 	"maxwell-json":  {"position", "ts", "xid", "xoffset"},
 	"ogg-json":      {"pos", "csn"},
-	"debezium-json": {"source"},
+	"debezium-json": {"source"}, // its members are captured with it (sourceProps)
 }
 
 // bindPosition fills a source-position column.
@@ -141,17 +141,35 @@ var debeziumPositions = map[string][]string{
 }
 
 func (d *base) bindDebeziumPosition(m *metaCol) error {
-	src := d.field("source")
-	others := append([]string{"ts_ms"}, DebeziumSourcePos...)
+	// The fields come from the scan of "source" (sourceProps): no second
+	// pass over the object.
+	d.srcField = d.envIdx["source"]
+	prop := func(name string) int {
+		for i, p := range sourceProps {
+			if p == name {
+				return i
+			}
+		}
+		panic("decode: source field " + name + " is not captured")
+	}
+	rules := map[string][]int{}
+	for conn, keys := range debeziumPositions {
+		for _, k := range keys {
+			rules[conn] = append(rules[conn], prop(k))
+		}
+	}
+	var others []int
+	for _, k := range append([]string{"ts_ms"}, DebeziumSourcePos...) {
+		others = append(others, prop(k))
+	}
+	connector := prop("connector")
 	m.fill = func(c arrowconv.Column) error {
 		col := c.(*arrowconv.BytesCol)
-		s := d.get(src)
-		if s.t != jsonparser.Object {
+		if d.env[d.srcField].t != jsonparser.Object {
 			col.AppendNull()
 			return nil
 		}
-		conn, _ := jsonparser.GetString(s.v, "connector")
-		keys, ok := debeziumPositions[conn]
+		keys, ok := rules[string(d.src[connector].v)]
 		if !ok {
 			keys = others
 		}
@@ -160,11 +178,9 @@ func (d *base) bindDebeziumPosition(m *metaCol) error {
 			if i > 0 {
 				b = append(b, '/')
 			}
-			v, vt, _, err := jsonparser.Get(s.v, k)
-			if err != nil || vt == jsonparser.Null {
-				continue
+			if s := d.src[k]; s.t != jsonparser.NotExist && s.t != jsonparser.Null {
+				b, any = appendPositionPart(b, s.v), true
 			}
-			b, any = appendPositionPart(b, v), true
 		}
 		d.posBuf = b
 		if !any {
@@ -176,6 +192,8 @@ func (d *base) bindDebeziumPosition(m *metaCol) error {
 	}
 	return nil
 }
+
+const zeros = "00000000000000000000"
 
 // appendPositionPart appends one component: a non-negative integer
 // zero-padded to 20 digits, anything else as it is.
@@ -190,8 +208,5 @@ func appendPositionPart(b, v []byte) []byte {
 	if !digits {
 		return append(b, v...)
 	}
-	for range 20 - len(v) {
-		b = append(b, '0')
-	}
-	return append(b, v...)
+	return append(append(b, zeros[:20-len(v)]...), v...)
 }
