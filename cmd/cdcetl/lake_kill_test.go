@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/cdcetl/cdcetl/internal/cdcgen"
 	"github.com/cdcetl/cdcetl/lake"
 )
 
@@ -149,4 +154,126 @@ func icebergIDs(t *testing.T, wh string, n int) {
 	if n >= 0 && len(seen) != n {
 		t.Fatalf("%d ids in the tables, want %d", len(seen), n)
 	}
+}
+
+// TestWatchIceberg: a watcher loading partitioned Iceberg tables, with
+// --on-success move and --settle, restarted mid-way (before a schema
+// version change), ends with the same tables as one batch load of the
+// same archive.
+func TestWatchIceberg(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real file-system watching")
+	}
+	dir := t.TempDir()
+	landing, wh, done, batch := filepath.Join(dir, "landing"), filepath.Join(dir, "wh"), filepath.Join(dir, "done"), filepath.Join(dir, "batch")
+	archive := cdcgen.Archive("canal-json", 30)
+	os.MkdirAll(landing, 0o755)
+	for _, f := range archive {
+		os.WriteFile(filepath.Join(landing, f.Name), f.Data, 0o644)
+	}
+	var stderr bytes.Buffer
+	if code := run([]string{"convert", "--quiet", "--to", "iceberg", "--partition-by", "truncate(1, _source_pos)", "-o", batch, landing}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("batch: exit %d: %s", code, stderr.String())
+	}
+	for _, f := range archive {
+		os.Remove(filepath.Join(landing, f.Name))
+	}
+	args := []string{"--quiet", "--to", "iceberg", "--partition-by", "truncate(1, _source_pos)", "--settle", "200ms", "--on-success", "move=" + done, landing, "-o", wh}
+	start := func() (context.CancelFunc, *sync.WaitGroup) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var stderr bytes.Buffer
+			if err := runWatch(ctx, args, io.Discard, &stderr); err != nil {
+				t.Errorf("watch: %v\n%s", err, stderr.String())
+			}
+		}()
+		return cancel, &wg
+	}
+	cancel, wg := start()
+	for i, f := range archive {
+		os.WriteFile(filepath.Join(landing, f.Name), f.Data, 0o644)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if _, err := os.Stat(filepath.Join(done, f.Name)); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s was not loaded and moved", f.Name)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if i == 1 {
+			cancel()
+			wg.Wait()
+			cancel, wg = start()
+		}
+	}
+	cancel()
+	wg.Wait()
+	want, got := lakeRows(t, batch), lakeRows(t, wh)
+	if len(want) < 5 {
+		t.Fatalf("only %d tables", len(want))
+	}
+	for name, rows := range want {
+		if !slices.Equal(got[name], rows) {
+			t.Errorf("%s: the watcher's table has %d rows, the batch load's %d", name, len(got[name]), len(rows))
+		}
+	}
+}
+
+// lakeRows reads every table of a warehouse: name → sorted rows without
+// the lineage columns (which name the input's path).
+func lakeRows(t *testing.T, wh string) map[string][]string {
+	t.Helper()
+	l, err := lake.Open(context.Background(), wh, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	out := map[string][]string{}
+	nss, err := l.Catalog().ListNamespaces(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range nss {
+		for ident, err := range l.Catalog().ListTables(context.Background(), ns) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := l.Catalog().LoadTable(context.Background(), ident)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cols []string
+			for _, f := range tbl.Schema().Fields() {
+				if f.Name != "_file" && f.Name != "_line" {
+					cols = append(cols, f.Name)
+				}
+			}
+			_, it, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowRecords(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows []string
+			for rec, err := range it {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for r := range int(rec.NumRows()) {
+					var b strings.Builder
+					for c := range int(rec.NumCols()) {
+						b.WriteString(rec.Column(c).ValueStr(r) + "|")
+					}
+					rows = append(rows, b.String())
+				}
+				rec.Release()
+			}
+			slices.Sort(rows)
+			out[strings.Join(ident, ".")] = rows
+		}
+	}
+	return out
 }
