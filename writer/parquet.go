@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -239,11 +241,11 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		l.delta = !opts.PlainIntegers && (l.phys == format.Int32 || l.phys == format.Int64)
 		switch {
 		case l.delta && l.phys == format.Int32:
-			l.ints32 = make([]int32, 0, pageCap/4)
+			l.ints32 = pageBuffers32.get(pageCap / 4)
 		case l.delta:
-			l.ints = make([]int64, 0, pageCap/8)
+			l.ints = pageBuffers64.get(pageCap / 8)
 		case l.phys != format.ByteArray && l.phys != format.Boolean:
-			l.vals = make([]byte, 0, pageCap)
+			l.vals = pageBuffers8.get(pageCap)
 		}
 	}
 	p.concurrency = opts.Concurrency
@@ -803,6 +805,7 @@ func (p *Parquet) FlushRowGroup() error {
 // Close writes the last row group, the page indexes and the footer, and
 // moves the file into place.
 func (p *Parquet) Close() error {
+	defer p.release()
 	if err := p.finish(); err != nil {
 		p.file.abort()
 		return err
@@ -865,7 +868,81 @@ func (p *Parquet) writeThrift(v any, what string) (off int64, n int32, err error
 }
 
 // Abort removes the temporary file.
-func (p *Parquet) Abort() error { return p.file.abort() }
+func (p *Parquet) Abort() error {
+	err := p.file.abort()
+	p.release()
+	return err
+}
+
+// release hands the page buffers back for the next writer: a run of many
+// small inputs makes a writer per input, and zeroing a megabyte per column
+// for each was a large part of its time.
+func (p *Parquet) release() {
+	for _, l := range p.leaves {
+		if l.ints32 != nil {
+			pageBuffers32.put(l.ints32)
+		}
+		if l.ints != nil {
+			pageBuffers64.put(l.ints)
+		}
+		if l.vals != nil {
+			pageBuffers8.put(l.vals)
+		}
+		l.ints32, l.ints, l.vals = nil, nil, nil
+	}
+}
+
+// bufferPool keeps page buffers by capacity.
+type bufferPool[T any] struct {
+	mu    sync.Mutex
+	free  map[int][][]T
+	bytes int // kept
+}
+
+var (
+	pageBuffers8  bufferPool[byte]
+	pageBuffers32 bufferPool[int32]
+	pageBuffers64 bufferPool[int64]
+)
+
+// maxFreeBytes bounds what each pool keeps (the soft memory limit is
+// 192 MiB).
+const maxFreeBytes = 24 << 20
+
+func (b *bufferPool[T]) get(n int) []T {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.free == nil {
+		b.free = map[int][][]T{}
+	}
+	if fs, ok := b.free[n]; ok && len(fs) > 0 {
+		s := fs[len(fs)-1]
+		b.free[n] = fs[:len(fs)-1]
+		b.bytes -= cap(s) * sizeOf[T]()
+		return s[:0]
+	} else if !ok {
+		b.free[n] = nil // a size asked for: buffers of it are kept
+	}
+	return make([]T, 0, n)
+}
+
+func sizeOf[T any]() int {
+	var v T
+	return int(unsafe.Sizeof(v))
+}
+
+func (b *bufferPool[T]) put(s []T) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := cap(s)
+	fs, asked := b.free[n]
+	size := n * sizeOf[T]()
+	if !asked || b.bytes+size > maxFreeBytes {
+		return // grown past its size, or enough kept
+	}
+	b.free[n] = append(fs, s[:0])
+	b.bytes += size
+}
 
 // orderedGroup is a Parquet group that keeps its fields in declaration
 // order (parquet.Group is a map and sorts them by name).
