@@ -171,6 +171,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 	}
 	opts.CreatedBy = cfg.createdBy()
 	opts.Iceberg, opts.FieldIDs = true, t.FieldIDs()
+	opts.PlainColumns = positionColumns(schema)
 	var w writer.Writer
 	path := filepath.Join(abs, "data", fr.stem+"-"+r.runID+".parquet")
 	if len(cfg.PartitionBy) > 0 {

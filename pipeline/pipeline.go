@@ -759,6 +759,18 @@ func newStreamWriter(cfg *Config) (writer.Writer, error) {
 	return nil, fmt.Errorf("pipeline: unsupported output %q", cfg.To)
 }
 
+// positionColumns are the source-position columns of s: one distinct
+// value per change, so they skip the dictionary.
+func positionColumns(s *arrowconv.Schema) []string {
+	var out []string
+	for _, c := range s.Columns {
+		if c.MetadataKey == decode.SourcePositionKey {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
 // newFileWriter makes the output of one input under its stem; it also
 // returns the output's path relative to OutDir.
 //
@@ -788,6 +800,7 @@ func (r *run) newFileWriter(f reader.File, stem string, schema *arrowconv.Schema
 			// pages are smaller than one writer would make them.
 			opts.PageBytes = routedPageBytes
 		}
+		opts.PlainColumns = positionColumns(schema)
 		opts.CreatedBy = cfg.createdBy()
 		w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), schema, opts)
 		return w, rel, err

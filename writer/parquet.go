@@ -63,6 +63,10 @@ type ParquetOptions struct {
 	// and TIMESTAMP in microseconds whatever the precision: milliseconds
 	// are scaled up, nanoseconds floored), with FieldIDs.
 	Iceberg bool
+	// PlainColumns names string columns written PLAIN whatever
+	// PlainStrings says: values known to be distinct (a log position per
+	// row), for which a dictionary is work thrown away.
+	PlainColumns []string
 	// Required names top-level columns written REQUIRED (no definition
 	// levels): the caller guarantees they hold no NULL (an Iceberg
 	// table's identifier fields).
@@ -211,7 +215,7 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		if cf := st.columnFor(c.Type, newLeaf); cf != nil {
 			p.emit = append(p.emit, nil)
 			p.cols = append(p.cols, cf)
-			if !opts.PlainStrings && c.Type.IsString() {
+			if !opts.PlainStrings && c.Type.IsString() && !slices.Contains(opts.PlainColumns, c.Name) {
 				// Top-level strings only: nested ones stay PLAIN.
 				l := p.leaves[first]
 				l.dict, l.dictIdx = true, newDictTable()
