@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -199,21 +200,12 @@ func (t *Table) commitGroup(ctx context.Context, group []*queued, run string) {
 		switch {
 		case err != nil:
 			q.done <- commitResult{err: fmt.Errorf("iceberg table %s: committing %s: %w", t.Name(), q.in.Path, err)}
-		case ok && containsQueued(todo, q):
+		case ok && slices.Contains(todo, q):
 			q.done <- commitResult{committed: true}
 		default:
 			q.done <- commitResult{err: removeAll(q.files)} // the table holds it already
 		}
 	}
-}
-
-func containsQueued(qs []*queued, q *queued) bool {
-	for _, x := range qs {
-		if x == q {
-			return true
-		}
-	}
-	return false
 }
 
 // commit runs stage in a transaction on the head it reads, and commits it,

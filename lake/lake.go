@@ -133,9 +133,6 @@ func (l *Lake) Close() error {
 // Catalog is the catalog (tests read tables back through it).
 func (l *Lake) Catalog() catalog.Catalog { return l.cat }
 
-// Warehouse is the warehouse directory.
-func (l *Lake) Warehouse() string { return l.warehouse }
-
 // Table is one Iceberg table cdcetl writes to.
 type Table struct {
 	lake  *Lake
@@ -214,16 +211,6 @@ func (t *Table) Name() string { return strings.Join(t.ident, ".") }
 
 // Dir is the table's location (a directory).
 func (t *Table) Dir() string { return t.dir }
-
-// DataDir is where the table's data files go.
-func (t *Table) DataDir() string { return filepath.Join(t.dir, "data") }
-
-// Iceberg is the table as last loaded or committed.
-func (t *Table) Iceberg() *table.Table {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.tbl
-}
 
 // ensure loads or creates the table and evolves its schema to hold s.
 func (t *Table) ensure(ctx context.Context, s *arrowconv.Schema) error {

@@ -242,6 +242,7 @@ type Partitioned struct {
 	parts  map[string]*part
 	order  []*part
 	key    []byte
+	vals   []iceberg.Optional[iceberg.Literal] // a row's partition values, reused
 }
 
 type partCol struct {
@@ -336,7 +337,10 @@ func (p *Partitioned) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	var cur []*part
 	for i := range n {
 		p.key = p.key[:0]
-		vals := make([]iceberg.Optional[iceberg.Literal], len(p.fields))
+		if p.vals == nil {
+			p.vals = make([]iceberg.Optional[iceberg.Literal], len(p.fields))
+		}
+		vals := p.vals
 		for j, f := range p.fields {
 			v := f.tr.Apply(literalAt(rec.Column(f.col), i))
 			vals[j] = v

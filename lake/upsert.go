@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -157,9 +156,9 @@ func (d *Delta) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	}
 	d.eqIdx = d.eqIdx[:0]
 	for i := range int(rec.NumRows()) {
-		var err error
-		if d.keyBuf, err = appendKey(d.keyBuf[:0], cols, i); err != nil {
-			return fmt.Errorf("iceberg table %s: %w", d.t.Name(), err)
+		var null int
+		if d.keyBuf, null = arrowconv.AppendKey(d.keyBuf[:0], cols, i); null >= 0 {
+			return fmt.Errorf("iceberg table %s: a row has a NULL primary key (%s): an upsert table cannot hold it", d.t.Name(), d.keyNames[null])
 		}
 		p := d.pos + int64(i)
 		prev, seen := d.last[string(d.keyBuf)]
@@ -340,52 +339,6 @@ func (d *Delta) Files() []string {
 		out = append(out, d.eqPath)
 	}
 	return out
-}
-
-// appendKey appends an unambiguous encoding of row i's key values.
-func appendKey(b []byte, cols []arrow.Array, i int) ([]byte, error) {
-	for _, c := range cols {
-		if c.IsNull(i) {
-			return nil, fmt.Errorf("a row has a NULL primary key (column %d of the key): an upsert table cannot hold it", len(b))
-		}
-		switch a := c.(type) {
-		case *array.Int8:
-			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
-		case *array.Int16:
-			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
-		case *array.Int32:
-			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
-		case *array.Int64:
-			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
-		case *array.Date32:
-			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
-		case *array.Timestamp:
-			b = binary.LittleEndian.AppendUint64(b, uint64(a.Value(i)))
-		case *array.Boolean:
-			if a.Value(i) {
-				b = append(b, 1)
-			} else {
-				b = append(b, 0)
-			}
-		case *array.String:
-			v := a.Value(i)
-			b = binary.AppendUvarint(b, uint64(len(v)))
-			b = append(b, v...)
-		case *array.Binary:
-			v := a.Value(i)
-			b = binary.AppendUvarint(b, uint64(len(v)))
-			b = append(b, v...)
-		case *array.Decimal128:
-			v := a.Value(i)
-			b = binary.LittleEndian.AppendUint64(b, v.LowBits())
-			b = binary.LittleEndian.AppendUint64(b, uint64(v.HighBits()))
-		default:
-			v := c.ValueStr(i)
-			b = binary.AppendUvarint(b, uint64(len(v)))
-			b = append(b, v...)
-		}
-	}
-	return b, nil
 }
 
 // CommitDelta commits an input's delta as one RowDelta recording in,

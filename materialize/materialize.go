@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -722,54 +721,11 @@ func keyArrays(rec arrow.RecordBatch, cols []int) []arrow.Array {
 	return out
 }
 
-// appendKey appends an encoding of row i's key values that sorts as the
-// keys do within each type (integers as big-endian with the sign bit
-// flipped, strings with a terminator) and never confuses two keys.
+// appendKey is arrowconv.AppendKey, a NULL key column being an error.
 func appendKey(b []byte, cols []arrow.Array, i int) ([]byte, error) {
-	for k, c := range cols {
-		if c.IsNull(i) {
-			return nil, fmt.Errorf("a row has a NULL primary key (key column %d): a current state cannot hold it", k+1)
-		}
-		var v int64
-		isInt := true
-		switch a := c.(type) {
-		case *array.Int8:
-			v = int64(a.Value(i))
-		case *array.Int16:
-			v = int64(a.Value(i))
-		case *array.Int32:
-			v = int64(a.Value(i))
-		case *array.Int64:
-			v = a.Value(i)
-		case *array.Date32:
-			v = int64(a.Value(i))
-		case *array.Timestamp:
-			v = int64(a.Value(i))
-		default:
-			isInt = false
-		}
-		if isInt {
-			b = binary.BigEndian.AppendUint64(b, uint64(v)^(1<<63))
-			continue
-		}
-		var s []byte
-		switch a := c.(type) {
-		case *array.String:
-			s = []byte(a.Value(i))
-		case *array.Binary:
-			s = a.Value(i)
-		default:
-			s = []byte(c.ValueStr(i))
-		}
-		// Escape 0 as 0 1 and end with 0 0: prefix-free, order-keeping.
-		for _, ch := range s {
-			if ch == 0 {
-				b = append(b, 0, 1)
-			} else {
-				b = append(b, ch)
-			}
-		}
-		b = append(b, 0, 0)
+	b, null := arrowconv.AppendKey(b, cols, i)
+	if null >= 0 {
+		return nil, fmt.Errorf("a row has a NULL primary key (key column %d): a current state cannot hold it", null+1)
 	}
 	return b, nil
 }

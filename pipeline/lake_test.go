@@ -97,10 +97,17 @@ func scanTable(t *testing.T, tbl *table.Table) (cols, rows []string) {
 		cols = append(cols, f.Name)
 	}
 	slices.Sort(cols)
-	_, it, err := tbl.Scan().ToArrowRecords(context.Background())
+	return cols, scanRows(t, tbl, cols)
+}
+
+// scanRows scans a table (with opts) as sorted canonical rows over cols.
+func scanRows(t *testing.T, tbl *table.Table, cols []string, opts ...table.ScanOption) []string {
+	t.Helper()
+	_, it, err := tbl.Scan(opts...).ToArrowRecords(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	var rows []string
 	for rec, err := range it {
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +116,7 @@ func scanTable(t *testing.T, tbl *table.Table) (cols, rows []string) {
 		rec.Release()
 	}
 	slices.Sort(rows)
-	return cols, rows
+	return rows
 }
 
 // parquetRows reads the Parquet files under dir (a routed table's
@@ -446,19 +453,7 @@ func TestIcebergPartitioned(t *testing.T) {
 			if len(tasks) >= len(all) {
 				t.Fatalf("shop.%s id=%d: %d of %d files planned: no pruning", name, k, len(tasks), len(all))
 			}
-			_, it, err := tbl.Scan(table.WithRowFilter(filter)).ToArrowRecords(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rows []string
-			for rec, err := range it {
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows = append(rows, rowsOf(t, rec, cols)...)
-				rec.Release()
-			}
-			slices.Sort(rows)
+			rows := scanRows(t, tbl, cols, table.WithRowFilter(filter))
 			var wantK []string
 			for _, r := range want {
 				if strings.Contains(r, fmt.Sprintf("|id=%d|", k)) {

@@ -156,16 +156,20 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 			}
 		}
 	}
+	next := filepath.Join(abs, CurrentDir+".new-"+r.runID)
 	if trunc != nil && trunc.File == len(changes) {
 		// Emptied after its last change: an empty snapshot.
-		changes, trunc = nil, &materialize.Truncate{}
-		return r.emptySnapshot(key, dir, abs, &st)
+		if err := os.MkdirAll(next, 0o755); err != nil {
+			return nil, err
+		}
+		if err := r.publishSnapshot(abs, next, &st); err != nil {
+			return nil, err
+		}
+		return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: "input path, then line"}, nil
 	}
 	if len(changes) == 0 {
 		return nil, nil
 	}
-	_ = trunc
-	next := filepath.Join(abs, CurrentDir+".new-"+r.runID)
 	if err := os.MkdirAll(next, 0o755); err != nil {
 		return nil, err
 	}
@@ -179,14 +183,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 		os.RemoveAll(next)
 		return nil, err
 	}
-	slices.Sort(st.Folded)
-	b, _ := json.MarshalIndent(st, "", " ")
-	if err := writeSynced(filepath.Join(next, currentState), b); err != nil {
-		os.RemoveAll(next)
-		return nil, err
-	}
-	syncDir(next)
-	if err := swapCurrent(abs, next, r.runID); err != nil {
+	if err := r.publishSnapshot(abs, next, &st); err != nil {
 		return nil, err
 	}
 	order := "input path, then line"
@@ -196,23 +193,17 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 	return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: order, Result: res}, nil
 }
 
-// emptySnapshot replaces a truncated table's snapshot by an empty one.
-func (r *run) emptySnapshot(key TableKey, dir, abs string, st *snapshotState) (*MaterializedTable, error) {
-	next := filepath.Join(abs, CurrentDir+".new-"+r.runID)
-	if err := os.MkdirAll(next, 0o755); err != nil {
-		return nil, err
-	}
+// publishSnapshot writes the state file into the new snapshot next and
+// puts it in place of the table's current one.
+func (r *run) publishSnapshot(abs, next string, st *snapshotState) error {
 	slices.Sort(st.Folded)
 	b, _ := json.MarshalIndent(st, "", " ")
 	if err := writeSynced(filepath.Join(next, currentState), b); err != nil {
 		os.RemoveAll(next)
-		return nil, err
+		return err
 	}
 	syncDir(next)
-	if err := swapCurrent(abs, next, r.runID); err != nil {
-		return nil, err
-	}
-	return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: "input path, then line"}, nil
+	return swapCurrent(abs, next, r.runID)
 }
 
 // metaColumn is the column holding a metadata key's values, if any.

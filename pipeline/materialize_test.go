@@ -217,7 +217,7 @@ func TestUpsertMatchesMaterialize(t *testing.T) {
 				t.Fatal(err)
 			}
 			cols := []string{"grp", "id", "v"}
-			got := project(t, tbl, cols)
+			got := scanRows(t, tbl, cols, table.WithSelectedFields(cols...))
 			want := parquetRows(t, filepath.Join(pq, "shop", name, CurrentDir), cols)
 			if !slices.Equal(got, want) {
 				t.Fatalf("after %d inputs, shop.%s: iceberg %d rows, materialized %d:\n%s", n, name, len(got), len(want), firstDiff(got, want))
@@ -228,25 +228,6 @@ func TestUpsertMatchesMaterialize(t *testing.T) {
 		}
 		l.Close()
 	}
-}
-
-// project scans a table's columns cols as canonical rows.
-func project(t *testing.T, tbl *table.Table, cols []string) []string {
-	t.Helper()
-	_, it, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowRecords(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for rec, err := range it {
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, rowsOf(t, rec, cols)...)
-		rec.Release()
-	}
-	slices.Sort(rows)
-	return rows
 }
 
 // TestMaterializeRefusesUnchanged: a key whose last image lacks columns
