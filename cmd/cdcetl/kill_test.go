@@ -23,10 +23,7 @@ func TestKillAndRestart(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "cdcetl")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCLI(t, dir)
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
 	const files, rows = 40, 3000
 	for f := 0; f < files; f++ {
@@ -71,6 +68,16 @@ func TestKillAndRestart(t *testing.T) {
 	})
 }
 
+// buildCLI builds the binary into dir, for tests that kill it.
+func buildCLI(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "cdcetl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // eachRowOnce checks that the JSON rows in files have the ids 0..n-1, each
 // exactly once.
 func eachRowOnce(t *testing.T, files []string, n int) {
@@ -110,10 +117,7 @@ func TestKillWithCollisionsAndMoves(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "cdcetl")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCLI(t, dir)
 	d1, d2, out, done := filepath.Join(dir, "d1"), filepath.Join(dir, "d2"), filepath.Join(dir, "out"), filepath.Join(dir, "done")
 	const rows = 4000
 	id := 0

@@ -37,10 +37,7 @@ func TestIcebergKillAndRestart(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "cdcetl")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCLI(t, dir)
 	in, wh := filepath.Join(dir, "in"), filepath.Join(dir, "wh")
 	const files, rows = 30, 400
 	for f := 0; f < files; f++ {
