@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -64,7 +65,9 @@ type Job struct {
 	PositionColumn string
 	// UnchangedColumn, when set, is the column listing the columns a
 	// change's producer did not send (unchanged-columns): a key's last
-	// image with such columns is refused, since its values would be NULL.
+	// image takes those columns from the key's latest earlier change that
+	// has them (any row kind: a before image holds the table's value). A
+	// column no earlier change has stays NULL and stays listed.
 	UnchangedColumn string
 	// MemLimit bounds the Arrow data of a run (default 64 MiB; sorting and spilling it takes about three times that).
 	MemLimit int64
@@ -84,6 +87,11 @@ type Result struct {
 	Changes int64 `json:"changes"` // change rows read
 	Rows    int64 `json:"rows"`    // rows in the snapshot
 	Runs    int   `json:"spilled_runs"`
+	// Merged counts the unchanged columns of last images filled from an
+	// earlier change of their key; Unresolved, those no change had (NULL
+	// in the snapshot, listed in its unchanged column).
+	Merged     int64 `json:"merged_unchanged,omitempty"`
+	Unresolved int64 `json:"unresolved_unchanged,omitempty"`
 }
 
 // Run folds job's changes into a new snapshot.
@@ -122,7 +130,7 @@ func Run(ctx context.Context, job Job) (Result, error) {
 	}
 	res.Runs = len(m.runs)
 	n, err := m.merge(ctx)
-	res.Rows = n
+	res.Rows, res.Merged, res.Unresolved = n, m.merged, m.unresolved
 	return res, err
 }
 
@@ -137,13 +145,16 @@ type materializer struct {
 	lineCol     int
 	fromLine    int64
 	filterLines bool
-	posCol      int // in target, or -1
-	unchCol     int // in target, or -1
+	posCol      int            // in target, or -1
+	unchCol     int            // in target, or -1
+	colOf       map[string]int // target column by name (and lower-cased name)
 
-	recs    []arrow.RecordBatch // the run under way
-	size    int64
-	runs    []string // spilled runs, oldest first
-	scratch []byte
+	recs       []arrow.RecordBatch // the run under way
+	size       int64
+	merged     int64 // unchanged columns filled (Result.Merged)
+	unresolved int64
+	runs       []string // spilled runs, oldest first
+	scratch    []byte
 }
 
 func newMaterializer(job Job) (*materializer, error) {
@@ -155,6 +166,13 @@ func newMaterializer(job Job) (*materializer, error) {
 		fs = append(fs, f)
 	}
 	m.target = arrow.NewSchema(fs, nil)
+	m.colOf = map[string]int{}
+	for i, f := range fs[1:] {
+		m.colOf[f.Name] = i + 1
+		if _, ok := m.colOf[strings.ToLower(f.Name)]; !ok {
+			m.colOf[strings.ToLower(f.Name)] = i + 1
+		}
+	}
 	if job.UnchangedColumn != "" {
 		if i := slices.IndexFunc(job.Schema.Columns, func(c arrowconv.Field) bool { return c.Name == job.UnchangedColumn }); i >= 0 {
 			m.unchCol = i + 1
@@ -344,13 +362,40 @@ func (m *materializer) spill(ctx context.Context) error {
 		}
 		return int(a.row - b.row)
 	})
-	// The last change of each key.
-	last := ents[:0]
-	for i, e := range ents {
-		if i+1 < len(ents) && bytes.Equal(ents[i+1].key, e.key) {
-			continue
+	// The last change of each key, its unchanged columns filled from the
+	// key's earlier changes in the run.
+	var last []ref
+	var fills []fill
+	lists := map[int][]string{}
+	for i := 0; i < len(ents); {
+		j := i + 1
+		for j < len(ents) && bytes.Equal(ents[j].key, ents[i].key) {
+			j++
 		}
-		last = append(last, e)
+		w := ents[j-1]
+		row := len(last)
+		last = append(last, ref{int(w.rec), int(w.row)})
+		if names := m.unchangedAt(m.recs[w.rec], int(w.row)); len(names) > 0 && m.isLive(m.recs[w.rec], int(w.row)) {
+			left := names[:0:0]
+			for _, name := range names {
+				c, found := m.colOf[name], false
+				for k := j - 2; k >= i && c > 0 && !found; k-- {
+					e := ents[k]
+					if !slices.Contains(m.unchangedAt(m.recs[e.rec], int(e.row)), name) {
+						fills = append(fills, fill{row: row, col: c, src: ref{int(e.rec), int(e.row)}})
+						found = true
+					}
+				}
+				if !found {
+					left = append(left, name)
+				}
+			}
+			if len(left) < len(names) {
+				lists[row] = left
+				m.merged += int64(len(names) - len(left))
+			}
+		}
+		i = j
 	}
 	path := filepath.Join(m.job.TempDir, fmt.Sprintf(".materialize-run-%d.arrow", len(m.runs)))
 	f, err := os.Create(path)
@@ -392,26 +437,22 @@ func (m *materializer) spill(ctx context.Context) error {
 	}()
 	for from := 0; from < len(last); from += mergeBatch {
 		to := min(len(last), from+mergeBatch)
-		ib := array.NewInt64Builder(m.mem)
-		for _, e := range last[from:to] {
-			ib.Append(recStart[e.rec] + int64(e.row))
+		var fs []fill
+		for ; len(fills) > 0 && fills[0].row < to; fills = fills[1:] { // in row order
+			fl := fills[0]
+			fl.row -= from
+			fs = append(fs, fl)
 		}
-		idx := ib.NewArray()
-		ib.Release()
-		cols := make([]arrow.Array, len(whole))
-		for c, a := range whole {
-			if cols[c], err = compute.TakeArray(ctx, a, idx); err != nil {
-				idx.Release()
-				f.Close()
-				return err
-			}
+		cols, err := m.takeRows(ctx, whole, recStart, last[from:to], fs, lists, from, 0)
+		if err != nil {
+			f.Close()
+			return err
 		}
-		idx.Release()
 		rec := array.NewRecordBatch(m.target, cols, int64(to-from))
 		for _, c := range cols {
 			c.Release()
 		}
-		err := w.Write(rec)
+		err = w.Write(rec)
 		rec.Release()
 		if err != nil {
 			f.Close()
@@ -575,26 +616,48 @@ func (m *materializer) merge(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A key's newest entry wins; while it lacks columns (unchanged), the
+	// key's older entries, which come next, fill them.
 	var prev []byte
+	var pend []string // the winner's columns still unfilled
+	pendRow, filled := -1, false
+	settle := func() error {
+		if pendRow >= 0 {
+			if filled {
+				out.lists[pendRow] = pend
+			}
+			m.unresolved += int64(len(pend))
+			pend, pendRow, filled = nil, -1, false
+		}
+		return out.maybeFlush(ctx)
+	}
 	for h.Len() > 0 {
 		s := (*h)[0]
 		if prev == nil || !bytes.Equal(prev, s.key) {
+			if err := settle(); err != nil {
+				out.abort()
+				return 0, err
+			}
 			prev = append(prev[:0], s.key...)
-			kind := s.rec.Column(0).(*array.String).Value(s.row)
-			if kind == arrowconv.Insert.String() || kind == arrowconv.UpdateAfter.String() {
-				if m.unchCol >= 0 {
-					if l, ok := s.rec.Column(m.unchCol).(*array.List); ok && l.IsValid(s.row) {
-						if from, to := l.ValueOffsets(s.row); to > from {
-							out.abort()
-							return 0, fmt.Errorf("a key's last image keeps columns its producer did not send (%s): merging them with the earlier image is not supported yet, and they would be NULL; drop --materialize for this table (its change files have the rows)", m.job.UnchangedColumn)
-						}
-					}
-				}
-				if err := out.add(ctx, s.rec, s.row); err != nil {
-					out.abort()
-					return 0, err
+			if m.isLive(s.rec, s.row) {
+				row := out.add(s.rec, s.row)
+				if names := m.unchangedAt(s.rec, s.row); len(names) > 0 {
+					pend, pendRow = names, row
 				}
 			}
+		} else if len(pend) > 0 {
+			older := m.unchangedAt(s.rec, s.row)
+			left := pend[:0:0]
+			for _, name := range pend {
+				if c := m.colOf[name]; c > 0 && !slices.Contains(older, name) {
+					out.fill(pendRow, c, s.rec, s.row)
+					m.merged++
+					filled = true
+					continue
+				}
+				left = append(left, name)
+			}
+			pend = left
 		}
 		if err := s.advance(m); err != nil {
 			out.abort()
@@ -606,20 +669,33 @@ func (m *materializer) merge(ctx context.Context) (int64, error) {
 			heap.Fix(h, 0)
 		}
 	}
+	if err := settle(); err != nil {
+		out.abort()
+		return 0, err
+	}
 	return out.close(ctx)
 }
 
 // output gathers the winners, batch by batch, and writes them.
 type output struct {
-	m    *materializer
-	w    *writer.Parquet
-	refs []ref
-	recs map[arrow.RecordBatch]int
-	list []arrow.RecordBatch
-	rows int64
+	m     *materializer
+	w     *writer.Parquet
+	refs  []ref
+	fills []fill
+	lists map[int][]string // rows whose unchanged list changed
+	recs  map[arrow.RecordBatch]int
+	list  []arrow.RecordBatch
+	rows  int64
 }
 
+// ref is a row of one of a list of batches.
 type ref struct{ rec, row int }
+
+// fill is an unchanged column (col) of output row row, taken from src.
+type fill struct {
+	row, col int
+	src      ref
+}
 
 func newOutput(m *materializer, path string) (*output, error) {
 	opts := m.job.Parquet
@@ -628,10 +704,10 @@ func newOutput(m *materializer, path string) (*output, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &output{m: m, w: w, recs: map[arrow.RecordBatch]int{}}, nil
+	return &output{m: m, w: w, recs: map[arrow.RecordBatch]int{}, lists: map[int][]string{}}, nil
 }
 
-func (o *output) add(ctx context.Context, rec arrow.RecordBatch, row int) error {
+func (o *output) batch(rec arrow.RecordBatch) int {
 	i, ok := o.recs[rec]
 	if !ok {
 		rec.Retain()
@@ -639,7 +715,20 @@ func (o *output) add(ctx context.Context, rec arrow.RecordBatch, row int) error 
 		o.list = append(o.list, rec)
 		o.recs[rec] = i
 	}
-	o.refs = append(o.refs, ref{i, row})
+	return i
+}
+
+// add appends rec's row and returns its place in the batch under way.
+func (o *output) add(rec arrow.RecordBatch, row int) int {
+	o.refs = append(o.refs, ref{o.batch(rec), row})
+	return len(o.refs) - 1
+}
+
+func (o *output) fill(row, col int, rec arrow.RecordBatch, r int) {
+	o.fills = append(o.fills, fill{row: row, col: col, src: ref{o.batch(rec), r}})
+}
+
+func (o *output) maybeFlush(ctx context.Context) error {
 	if len(o.refs) >= mergeBatch {
 		return o.flush(ctx)
 	}
@@ -656,40 +745,39 @@ func (o *output) flush(ctx context.Context) error {
 		starts[i] = total
 		total += r.NumRows()
 	}
-	ib := array.NewInt64Builder(o.m.mem)
-	for _, r := range o.refs {
-		ib.Append(starts[r.rec] + int64(r.row))
-	}
-	idx := ib.NewArray()
-	ib.Release()
-	defer idx.Release()
 	nc := len(o.m.target.Fields())
-	cols := make([]arrow.Array, 0, nc-1)
+	whole := make([]arrow.Array, nc)
+	defer func() {
+		for _, a := range whole {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
 	for c := 1; c < nc; c++ { // without _rowkind
 		parts := make([]arrow.Array, len(o.list))
 		for i, r := range o.list {
 			parts[i] = r.Column(c)
 		}
-		whole, err := array.Concatenate(parts, o.m.mem)
-		if err != nil {
+		var err error
+		if whole[c], err = array.Concatenate(parts, o.m.mem); err != nil {
 			return err
 		}
-		t, err := compute.TakeArray(ctx, whole, idx)
-		whole.Release()
-		if err != nil {
-			return err
-		}
-		cols = append(cols, t)
+	}
+	cols, err := o.m.takeRows(ctx, whole, starts, o.refs, o.fills, o.lists, 0, 1)
+	if err != nil {
+		return err
 	}
 	fs := o.m.target.Fields()[1:]
 	rec := array.NewRecordBatch(arrow.NewSchema(fs, nil), cols, int64(len(o.refs)))
 	for _, c := range cols {
 		c.Release()
 	}
-	err := o.w.Write(ctx, rec)
+	err = o.w.Write(ctx, rec)
 	rec.Release()
 	o.rows += int64(len(o.refs))
-	o.refs = o.refs[:0]
+	o.refs, o.fills = o.refs[:0], o.fills[:0]
+	clear(o.lists)
 	for _, r := range o.list {
 		r.Release()
 	}
@@ -711,6 +799,127 @@ func (o *output) abort() {
 		r.Release()
 	}
 	o.w.Abort()
+}
+
+// takeRows gathers columns first.. of whole (the batches of refs'
+// indices, concatenated; starts are their offsets): row r is refs[r],
+// except for the fills, and the unchanged lists replaced in lists (keyed
+// by row + base).
+func (m *materializer) takeRows(ctx context.Context, whole []arrow.Array, starts []int64, refs []ref, fills []fill, lists map[int][]string, base, first int) ([]arrow.Array, error) {
+	idx := make([]int64, len(refs))
+	for i, r := range refs {
+		idx[i] = starts[r.rec] + int64(r.row)
+	}
+	var out []arrow.Array
+	release := func() {
+		for _, a := range out {
+			a.Release()
+		}
+	}
+	toArray := func(v []int64) arrow.Array {
+		ib := array.NewInt64Builder(m.mem)
+		defer ib.Release()
+		ib.AppendValues(v, nil)
+		return ib.NewArray()
+	}
+	baseIdx := toArray(idx) // shared by the columns no fill touches
+	defer baseIdx.Release()
+	for c := first; c < len(whole); c++ {
+		ci, ca := idx, baseIdx
+		for _, f := range fills {
+			if f.col == c {
+				if ca == baseIdx {
+					ci = slices.Clone(idx)
+					ca = nil
+				}
+				ci[f.row] = starts[f.src.rec] + int64(f.src.row)
+			}
+		}
+		var a arrow.Array
+		var err error
+		switch {
+		case c == m.unchCol && len(lists) > 0:
+			a, err = m.unchangedColumn(whole[c], ci, lists, base)
+		case ca == nil:
+			ca = toArray(ci)
+			a, err = compute.TakeArray(ctx, whole[c], ca)
+			ca.Release()
+		default:
+			a, err = compute.TakeArray(ctx, whole[c], ca)
+		}
+		if err != nil {
+			release()
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// unchangedColumn is the unchanged-columns list of rows idx of src, with
+// the lists that filling shortened.
+func (m *materializer) unchangedColumn(src arrow.Array, idx []int64, lists map[int][]string, base int) (arrow.Array, error) {
+	l, ok := src.(*array.List)
+	if !ok {
+		return nil, fmt.Errorf("the unchanged-columns column is %s, not ARRAY<STRING>", src.DataType())
+	}
+	vals, _ := l.ListValues().(*array.String)
+	b := array.NewBuilder(m.mem, src.DataType()).(*array.ListBuilder)
+	defer b.Release()
+	vb := b.ValueBuilder().(*array.StringBuilder)
+	for r, i := range idx {
+		if names, ok := lists[base+r]; ok {
+			b.Append(true)
+			for _, n := range names {
+				vb.Append(n)
+			}
+			continue
+		}
+		if l.IsNull(int(i)) {
+			b.AppendNull()
+			continue
+		}
+		b.Append(true)
+		from, to := l.ValueOffsets(int(i))
+		for j := from; j < to; j++ {
+			if vals.IsNull(int(j)) {
+				vb.AppendNull()
+			} else {
+				vb.Append(vals.Value(int(j)))
+			}
+		}
+	}
+	return b.NewArray(), nil
+}
+
+// unchangedAt is the columns row i's producer did not send.
+func (m *materializer) unchangedAt(rec arrow.RecordBatch, i int) []string {
+	if m.unchCol < 0 {
+		return nil
+	}
+	l, ok := rec.Column(m.unchCol).(*array.List)
+	if !ok || l.IsNull(i) {
+		return nil
+	}
+	from, to := l.ValueOffsets(i)
+	if to == from {
+		return nil
+	}
+	vals, _ := l.ListValues().(*array.String)
+	if vals == nil {
+		return nil
+	}
+	names := make([]string, 0, to-from)
+	for j := from; j < to; j++ {
+		names = append(names, vals.Value(int(j)))
+	}
+	return names
+}
+
+// isLive reports whether row i is an image the key keeps (+I or +U).
+func (m *materializer) isLive(rec arrow.RecordBatch, i int) bool {
+	kind := rec.Column(0).(*array.String).Value(i)
+	return kind == arrowconv.Insert.String() || kind == arrowconv.UpdateAfter.String()
 }
 
 func keyArrays(rec arrow.RecordBatch, cols []int) []arrow.Array {

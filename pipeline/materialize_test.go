@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -230,17 +232,109 @@ func TestUpsertMatchesMaterialize(t *testing.T) {
 	}
 }
 
-// TestMaterializeRefusesUnchanged: a key whose last image lacks columns
-// (Maxwell under binlog_row_image=MINIMAL) is an error, not a NULL.
-func TestMaterializeRefusesUnchanged(t *testing.T) {
+// TestMaterializeFillsUnchanged: Maxwell under binlog_row_image=MINIMAL
+// sends an update's changed columns only. The snapshot takes the columns a
+// key's last image lacks from its earlier changes (across inputs, spilled
+// runs and the previous snapshot), and a column no change ever sent (keys
+// whose insert predates the archive) stays NULL and listed in _unchanged.
+// The expected state is the generator's own model.
+func TestMaterializeFillsUnchanged(t *testing.T) {
 	in := t.TempDir()
-	p := filepath.Join(in, "m.json")
-	os.WriteFile(p, []byte(`{"database":"d","table":"t","type":"insert","ts":1,"primary_key_columns":["id"],"data":{"id":1,"a":"x","b":"y"}}
-{"database":"d","table":"t","type":"update","ts":2,"primary_key_columns":["id"],"data":{"id":1,"a":"z"},"old":{"a":"x"}}
-`), 0o644)
-	cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToParquet, OutDir: t.TempDir(), Workers: 1, Materialize: true}
-	_, err := Run(context.Background(), cfg, []string{p})
-	if err == nil || !strings.Contains(err.Error(), "did not send") {
-		t.Fatalf("err = %v, want the unchanged columns refused", err)
+	rng := rand.New(rand.NewPCG(3, 9))
+	cols := []string{"a", "b", "c"}
+	type state map[string]string // column → value; absent: never sent
+	model := map[int]state{}
+	var paths []string
+	for f := range 6 {
+		var b strings.Builder
+		for range 250 {
+			k := rng.IntN(40)
+			if rng.IntN(10) == 0 {
+				k = 100 + rng.IntN(5) // never inserted
+			}
+			st, live := model[k]
+			if k >= 100 && !live {
+				st, live = state{}, true
+				model[k] = st
+			}
+			var typ string
+			data := map[string]any{"id": k}
+			old := map[string]any{}
+			switch {
+			case !live:
+				typ = "insert"
+				st = state{}
+				for _, c := range cols {
+					v := fmt.Sprintf("%s%d", c, rng.IntN(1000))
+					data[c], st[c] = v, v
+				}
+				model[k] = st
+			case rng.IntN(6) == 0 && k < 100:
+				typ = "delete" // MINIMAL: the key only
+				delete(model, k)
+			default:
+				typ = "update"
+				for _, c := range cols {
+					if rng.IntN(2) == 0 && (k < 100 || c != "c") { // c of those keys is never sent
+						v := fmt.Sprintf("%s%d", c, rng.IntN(1000))
+						data[c], old[c] = v, st[c]
+						st[c] = v
+					}
+				}
+			}
+			msg := map[string]any{"database": "d", "table": "t", "type": typ, "ts": 1, "primary_key_columns": []string{"id"}, "data": data}
+			if typ == "update" {
+				msg["old"] = old
+			}
+			line, _ := json.Marshal(msg)
+			b.Write(append(line, '\n'))
+		}
+		p := filepath.Join(in, fmt.Sprintf("m%d.json", f))
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	var want []string
+	for k, st := range model {
+		row := fmt.Sprintf("id=%d|", k)
+		for _, c := range cols {
+			v, ok := st[c]
+			if !ok {
+				v = "NULL"
+			}
+			row += c + "=" + v + "|"
+		}
+		want = append(want, row)
+	}
+	slices.Sort(want)
+	out := t.TempDir()
+	for _, n := range []int{3, 6} { // the second run merges with the first's snapshot
+		cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToParquet, OutDir: out, Workers: 2, Materialize: true, MaterializeMem: 8 << 10}
+		st, err := Run(context.Background(), cfg, paths[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 6 && (len(st.Materialized) != 1 || st.Materialized[0].Merged == 0 || st.Materialized[0].Unresolved == 0 || st.Materialized[0].Runs < 2) {
+			t.Fatalf("report: %+v", st.Materialized)
+		}
+	}
+	dir := filepath.Join(out, "d", "t", CurrentDir)
+	got := parquetRows(t, dir, append([]string{"id"}, cols...))
+	if !slices.Equal(got, want) {
+		t.Fatalf("the snapshot has %d rows, the model %d:\n%s", len(got), len(want), firstDiff(got, want))
+	}
+	// The never-inserted keys list exactly the columns never sent.
+	for _, r := range parquetRows(t, dir, []string{"id", "_unchanged"}) {
+		var k int
+		fmt.Sscanf(r, "id=%d|", &k)
+		list := strings.Trim(strings.TrimSuffix(r[strings.Index(r, "_unchanged=")+len("_unchanged="):], "|"), "[]")
+		names := strings.FieldsFunc(list, func(r rune) bool { return r == ' ' || r == ',' || r == '"' })
+		for _, c := range cols {
+			_, sent := model[k][c]
+			if listed := slices.Contains(names, c); listed == sent {
+				t.Fatalf("key %d: column %s sent=%v, but _unchanged is %s", k, c, sent, r)
+			}
+		}
 	}
 }
