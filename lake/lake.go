@@ -30,6 +30,7 @@ import (
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/partition"
 )
 
 // CatalogFile is the embedded catalog's file in the warehouse.
@@ -39,7 +40,7 @@ const CatalogFile = "_catalog.db"
 type Lake struct {
 	cat       catalog.Catalog
 	mode      string // ModeChangelog or ModeUpsert
-	partition []PartitionField
+	partition []partition.Field
 	warehouse string // absolute
 	closeFn   func() error
 
@@ -114,7 +115,7 @@ func FileURL(path string) string {
 
 // PartitionBy sets the partition spec of the tables the lake makes (and
 // expects of those it finds).
-func (l *Lake) PartitionBy(fields []PartitionField) error {
+func (l *Lake) PartitionBy(fields []partition.Field) error {
 	if len(fields) > 0 && l.mode == ModeUpsert {
 		return fmt.Errorf("--partition-by with --table-mode upsert is not supported yet: the delete files would have to follow each key's partition; partition a changelog table, or drop --partition-by")
 	}

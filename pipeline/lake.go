@@ -17,6 +17,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/lake"
+	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/route"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -36,7 +37,7 @@ const ToIceberg = "iceberg"
 type lakeOut struct {
 	table *lake.Table
 	delta *lake.Delta       // upsert: the data file's delete files
-	part  *lake.Partitioned // a partitioned table: a data file per partition
+	part  *partition.Writer // a partitioned table: a data file per partition
 	// prior are the earlier schema versions of the table: an input one of
 	// them holds is not committed again (a rerun routes it to the latest).
 	prior []*lake.Table

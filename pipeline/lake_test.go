@@ -23,6 +23,7 @@ import (
 	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/internal/cdcgen"
 	"github.com/cdcetl/cdcetl/lake"
+	"github.com/cdcetl/cdcetl/partition"
 )
 
 // canonical turns a column into comparable text per row: the types
@@ -415,7 +416,7 @@ func TestIcebergPartitioned(t *testing.T) {
 	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, paths); err != nil {
 		t.Fatal(err)
 	}
-	spec, err := lake.ParsePartitionBy("bucket(4, id), truncate(1, grp)")
+	spec, err := partition.ParsePartitionBy("bucket(4, id), truncate(1, grp)")
 	if err != nil {
 		t.Fatal(err)
 	}

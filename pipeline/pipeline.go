@@ -36,6 +36,7 @@ import (
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/lake"
+	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -88,7 +89,7 @@ type Config struct {
 	// (default 64 MiB).
 	MaterializeMem int64
 	// PartitionBy is Iceberg tables' partition spec (none: unpartitioned).
-	PartitionBy []lake.PartitionField
+	PartitionBy []partition.Field
 	// TableMode is Iceberg output's: "changelog" (default: every row
 	// appended) or "upsert" (the current state per primary key).
 	TableMode string

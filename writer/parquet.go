@@ -796,6 +796,10 @@ func (p *Parquet) Buffered() int {
 	return n
 }
 
+// Size is about how big the file is so far: what is written, plus the
+// row group under way (before compression of its last pages).
+func (p *Parquet) Size() int64 { return p.off + int64(p.Buffered()) }
+
 // FlushRowGroup ends the row group under way now (rows written so far
 // become one row group), so that one of many writers open at once holds
 // no more than its share of memory.

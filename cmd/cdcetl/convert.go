@@ -20,7 +20,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
-	"github.com/cdcetl/cdcetl/lake"
+	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/pipeline"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
@@ -586,7 +586,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		cfg.Materialize = true
 	}
 	if o.partitionBy != "" {
-		fields, err := lake.ParsePartitionBy(o.partitionBy)
+		fields, err := partition.ParsePartitionBy(o.partitionBy)
 		if err != nil {
 			return cfg, nil, usageError{err}
 		}
