@@ -97,9 +97,11 @@ func ParseDDL(text string) (*Schema, error) {
 			if !p.keyword("BY") || !p.punct("(") {
 				return nil, p.errf("expected PARTITIONED BY (...)")
 			}
-			if _, err := p.identList(); err != nil {
+			cols, err := p.identList()
+			if err != nil {
 				return nil, err
 			}
+			s.PartitionedBy = cols
 		case p.keyword("WITH"):
 			if !p.punct("(") {
 				return nil, p.errf("expected ( after WITH")

@@ -260,7 +260,9 @@ type Schema struct {
 	Name       string
 	Columns    []Field
 	PrimaryKey []string
-	Options    map[string]string
+	// PartitionedBy are the columns of a DDL's PARTITIONED BY (...).
+	PartitionedBy []string
+	Options       map[string]string
 }
 
 // Physical returns the non-metadata columns, in order.

@@ -89,6 +89,9 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			}
 		}
 	}
+	if err == nil {
+		r.resolveHive(fr)
+	}
 	if err == nil && r.lake != nil && (committed || len(st.Truncates) > 0) {
 		err = r.commitLake(r.ctx, fr, &st)
 	}
@@ -121,7 +124,16 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	if err == nil {
 		e := Entry{Path: fr.key.path, Gen: fr.key.gen, Stem: fr.stem, Size: fr.file.Size, ModTime: fr.file.ModTime, Hash: fr.sha,
 			Outputs: fr.outputs, Status: StatusOK, Fingerprint: r.fingerprint, Stats: st, Time: time.Now().UTC()}
+		var prev []string
+		if r.journal != nil {
+			if pe, ok := r.journal.entry(fr.key); ok && pe.Status == StatusOK {
+				prev = pe.Outputs
+			}
+		}
 		fs.Disposed, fs.MovedTo, err = r.dispose(e, fr.file, cfg.OnSuccess)
+		if err == nil && len(fr.hive) > 0 {
+			r.removeStale(prev, e.Outputs)
+		}
 	}
 	if err != nil && committed {
 		// Not journaled (or journaled with its disposition unfinished): the

@@ -151,6 +151,9 @@ type pendingStem struct {
 	Dead string `json:"dead,omitempty"`
 	// Routed: the stem's outputs are in table directories.
 	Routed bool `json:"routed,omitempty"`
+	// Partitioned: they are in partition directories (below OutDir or
+	// the table directories).
+	Partitioned bool `json:"partitioned,omitempty"`
 }
 
 // writePending records the stems of a run.
@@ -246,6 +249,20 @@ func recoverPending(dir string, j *Journal) error {
 		}
 		if p.Dead != "" {
 			paths = append(paths, p.Dead)
+		}
+		if p.Partitioned {
+			if err := tableDirsOnce(); err != nil {
+				return err
+			}
+			roots, stem := []string{dir}, p.Stem
+			if p.Routed {
+				roots, stem = tableDirs, routedStem(p.Stem)
+			}
+			for _, root := range roots {
+				if err := removeHiveOutputs(root, stem); err != nil {
+					return fmt.Errorf("removing an output of an interrupted run: %w", err)
+				}
+			}
 		}
 		for _, o := range paths {
 			if err := os.Remove(o); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -88,8 +88,11 @@ type Config struct {
 	// MaterializeMem bounds the memory of a snapshot's sorted runs
 	// (default 64 MiB).
 	MaterializeMem int64
-	// PartitionBy is Iceberg tables' partition spec (none: unpartitioned).
+	// PartitionBy is the partition spec (none: unpartitioned): Iceberg
+	// tables' spec, or Hive-style directories for Parquet.
 	PartitionBy []partition.Field
+	// Filesystem are Flink's filesystem-connector options for Parquet.
+	Filesystem FilesystemOptions
 	// TableMode is Iceberg output's: "changelog" (default: every row
 	// appended) or "upsert" (the current state per primary key).
 	TableMode string
@@ -225,12 +228,20 @@ func (c *Config) Conversion() Conversion {
 			}
 			m["catalog"] = c.Catalog
 			m["table-mode"] = c.TableMode
-			if len(c.PartitionBy) > 0 {
-				var ps []string
-				for _, f := range c.PartitionBy {
-					ps = append(ps, f.String())
-				}
-				m["partition-by"] = strings.Join(ps, ", ")
+		}
+		if len(c.PartitionBy) > 0 {
+			var ps []string
+			for _, f := range c.PartitionBy {
+				ps = append(ps, f.String())
+			}
+			m["partition-by"] = strings.Join(ps, ", ")
+		}
+		if fs := c.Filesystem; c.hive() {
+			if fs.RollBytes > 0 {
+				m["sink.rolling-policy.file-size"] = strconv.FormatInt(fs.RollBytes, 10)
+			}
+			if fs.DefaultPartitionName != "" {
+				m["partition.default-name"] = fs.DefaultPartitionName
 			}
 		}
 		comp := strings.ToLower(c.Parquet.Compression)
@@ -601,7 +612,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	stems := make([]string, len(files))
 	for i, f := range files {
 		stems[i] = alloc.stem(keys[i], baseStem(f.Rel))
-		p := pendingStem{Stem: stems[i], Routed: cfg.Schema == nil}
+		p := pendingStem{Stem: stems[i], Routed: cfg.Schema == nil, Partitioned: cfg.hive()}
 		if _, dead, _ := r.outputNames(stems[i]); dead != "" && !within(cfg.OutDir, dead) {
 			p.Dead = dead
 		}
@@ -675,7 +686,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 				if r.lake != nil {
 					w, out, err = r.newLakeWriter(ctx, fr, nil, cfg.Schema)
 				} else {
-					w, out, err = r.newFileWriter(f, fr.stem, cfg.Schema, cfg.Format, cfg.OnlyTable)
+					w, out, err = r.newFileWriter(fr, "", fr.stem, cfg.Schema, cfg.Format, cfg.OnlyTable)
 				}
 				if err != nil {
 					return err
@@ -696,6 +707,9 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	sort.Slice(r.total.PerFile, func(a, b int) bool { return r.total.PerFile[a].idx < r.total.PerFile[b].idx })
 	if r.tables != nil && r.tables.Len() > 1 {
 		r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("canal-json messages of %d tables (%s) were all decoded with one schema: pick one with --option canal-json.table.include=REGEX (and database.include)", r.tables.Len(), r.tables))
+	}
+	if err == nil {
+		err = r.writeSuccessFiles()
 	}
 	if err == nil && cfg.Materialize && r.journal != nil {
 		err = r.materializeTables(outer)
@@ -772,14 +786,15 @@ func positionColumns(s *arrowconv.Schema) []string {
 	return out
 }
 
-// newFileWriter makes the output of one input under its stem; it also
-// returns the output's path relative to OutDir.
+// newFileWriter makes the output of one input under its stem in tableDir
+// (both relative to OutDir); it also returns the output's path.
 //
 // Parquet outputs record their source, cdcetl's version, the format and,
 // when the rows are one source table's, its namespace and name.
-func (r *run) newFileWriter(f reader.File, stem string, schema *arrowconv.Schema, format *decode.Format, table *TableKey) (writer.Writer, string, error) {
+func (r *run) newFileWriter(fr *fileRun, tableDir, stem string, schema *arrowconv.Schema, format *decode.Format, table *TableKey) (writer.Writer, string, error) {
 	cfg := r.cfg
-	rel, _, err := r.outputNames(stem)
+	f := fr.file
+	rel, _, err := r.outputNames(filepath.Join(tableDir, stem))
 	if err != nil {
 		return nil, "", err
 	}
@@ -803,6 +818,17 @@ func (r *run) newFileWriter(f reader.File, stem string, schema *arrowconv.Schema
 		}
 		opts.PlainColumns = positionColumns(schema)
 		opts.CreatedBy = cfg.createdBy()
+		if cfg.hive() {
+			h, err := r.newHiveWriter(tableDir, stem, schema, opts)
+			if err != nil {
+				return nil, "", err
+			}
+			if fr.hive == nil {
+				fr.hive = map[string]*hiveOut{}
+			}
+			fr.hive[rel] = h
+			return h, rel, nil
+		}
 		w, err := writer.NewParquet(filepath.Join(cfg.OutDir, rel), schema, opts)
 		return w, rel, err
 	case cfg.To == ToPrint:

@@ -105,6 +105,9 @@ type fileRun struct {
 	// lakeOuts are the input's Iceberg data files, by table (0: the one
 	// table of a conversion with a schema).
 	lakeOuts map[int]*lakeOut
+	// hive are the input's partitioned Parquet outputs, by the placeholder
+	// in outputs that their files replace once closed.
+	hive map[string]*hiveOut
 }
 
 type chunkJob struct {
@@ -819,7 +822,7 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 		if r.lake != nil {
 			w, out, err = r.newLakeWriter(ctx, fr, t.tr, t.tr.schema)
 		} else {
-			w, out, err = r.newFileWriter(fr.file, filepath.Join(t.tr.dir, routedStem(fr.stem)), t.tr.schema, fr.format, &t.tr.key)
+			w, out, err = r.newFileWriter(fr, t.tr.dir, routedStem(fr.stem), t.tr.schema, fr.format, &t.tr.key)
 		}
 		if err != nil {
 			return err

@@ -67,7 +67,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), iceberg (tables in the warehouse -o DIR), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
 	fs.StringVar(&o.catalog, "catalog", "", "iceberg: the catalog, sqlite:PATH (default: the embedded one, DIR/_catalog.db) or rest+https://HOST/PATH")
 	fs.BoolVar(&o.noLineage, "no-lineage", false, "without a schema: leave out the lineage columns _file, _line and _source_pos (with a schema, declare the metadata keys file.path, file.line, source-position instead)")
-	fs.StringVar(&o.partitionBy, "partition-by", "", "iceberg: the tables' partition spec, Iceberg transforms of columns: \"day(_event_ts), bucket(16, id)\" (COLUMN, identity|year|month|day|hour(COLUMN), bucket(N, COLUMN), truncate(N, COLUMN))")
+	fs.StringVar(&o.partitionBy, "partition-by", "", "the partition spec, Iceberg transforms of columns: \"day(_event_ts), bucket(16, id)\" (COLUMN, identity|year|month|day|hour(COLUMN), bucket(N, COLUMN), truncate(N, COLUMN)); iceberg: the tables' spec; parquet: Hive-style directories (a DDL's PARTITIONED BY gives identity fields)")
 	fs.BoolVar(&o.materialize, "materialize", false, "parquet: also keep each table's current state (the last image per primary key, deletes removed) in OUT/<ns>/<table>/_current/, updated by every run (with a schema, --table NAMESPACE.NAME names the table)")
 	fs.StringVar(&o.tableMode, "table-mode", "", "iceberg: changelog (default: every row appended, with _rowkind) or upsert (the current state per primary key: equality and position deletes)")
 	fs.StringVar(&o.table, "table", "", "the table a conversion with a schema loads into, NAMESPACE.NAME (iceberg)")
@@ -391,6 +391,18 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 		kv[k] = v
 	}
+	// The filesystem options of a DDL describe its table (and are unused
+	// unless its output is partitioned Parquet); given as flags, they ask
+	// for it.
+	fsFlag := false
+	for _, opt := range o.options {
+		k, _, _ := strings.Cut(opt, "=")
+		fsFlag = fsFlag || slices.Contains(fsKeys, k)
+	}
+	fsOpts, _, err := filesystemOptions(kv)
+	if err != nil {
+		return cfg, nil, err
+	}
 	// The formats whose options apply: the one given, or (detected) all.
 	formats := []*decode.Format{f}
 	if f == nil {
@@ -512,8 +524,8 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if to == pipeline.ToIceberg && o.out == "" {
 		return cfg, nil, usagef("--to iceberg needs -o DIR: the warehouse (tables at DIR/<namespace>/<table>, the embedded catalog at DIR/_catalog.db)")
 	}
-	if (o.catalog != "" || o.tableMode != "" || o.partitionBy != "") && to != pipeline.ToIceberg {
-		return cfg, nil, usagef("--catalog, --table-mode and --partition-by apply only with --to iceberg")
+	if (o.catalog != "" || o.tableMode != "") && to != pipeline.ToIceberg {
+		return cfg, nil, usagef("--catalog and --table-mode apply only with --to iceberg")
 	}
 	switch o.tableMode {
 	case "", "changelog", "upsert":
@@ -585,13 +597,36 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 		cfg.Materialize = true
 	}
+	var partitionFields []partition.Field
 	if o.partitionBy != "" {
-		fields, err := partition.ParsePartitionBy(o.partitionBy)
-		if err != nil {
+		if partitionFields, err = partition.ParsePartitionBy(o.partitionBy); err != nil {
 			return cfg, nil, usageError{err}
+		}
+	} else if schema != nil && (to == pipeline.ToParquet || to == pipeline.ToIceberg) {
+		// A DDL's PARTITIONED BY (a, b): Hive-style identity partitions,
+		// as Flink's filesystem connector writes them.
+		for _, c := range schema.PartitionedBy {
+			partitionFields = append(partitionFields, partition.Field{Transform: "identity", Column: c})
+		}
+	}
+	if fsFlag && (to != pipeline.ToParquet || len(partitionFields) == 0) {
+		return cfg, nil, usagef("the filesystem options (%s) apply to partitioned Parquet output: add --partition-by (or PARTITIONED BY in the DDL) with --to parquet; an unpartitioned input has one output, named after it", strings.Join(fsKeys[:1], ", ")+", ...")
+	}
+	cfg.Filesystem = fsOpts
+	if len(partitionFields) > 0 {
+		fields := partitionFields
+		if to != pipeline.ToParquet && to != pipeline.ToIceberg {
+			return cfg, nil, usagef("--partition-by applies to --to parquet (Hive-style directories) and --to iceberg")
 		}
 		if o.tableMode == "upsert" {
 			return cfg, nil, usagef("--partition-by with --table-mode upsert is not supported yet (the delete files would have to follow each key's partition): partition a changelog table, or drop --partition-by")
+		}
+		if o.materialize && schema != nil {
+			for _, f := range fields {
+				if !slices.Contains(schema.PrimaryKey, f.Column) {
+					return cfg, nil, usagef("--partition-by %s with --materialize: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, strings.Join(schema.PrimaryKey, ", "))
+				}
+			}
 		}
 		if schema != nil {
 			for _, f := range fields {

@@ -27,7 +27,8 @@ Common flags:
   --to OUTPUT        print (default without -o), parquet (default with -o), iceberg,
                      or a format to re-encode to
   -o DIR             one output per input under DIR, journaled: reruns are incremental
-                     (iceberg: the warehouse; --table-mode, --partition-by)
+                     (iceberg: the warehouse; --table-mode)
+  --partition-by P   "day(ts), bucket(16, id)": Iceberg partitions, or Hive-style dirs
   --materialize      parquet: also keep each table's current state in <table>/_current/
   --compression C    Parquet: snappy (default), zstd, gzip, none;
                      re-encoded JSON: none (default), gzip, zstd

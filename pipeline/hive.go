@@ -1,0 +1,232 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/lake"
+	"github.com/cdcetl/cdcetl/partition"
+	"github.com/cdcetl/cdcetl/writer"
+)
+
+// Hive-style partitions for Parquet (--partition-by, or a DDL's
+// PARTITIONED BY): an input's rows of a table go to one file per
+// partition, <table dir>/<field>=<value>/.../<stem>.parquet, the stem
+// escaped into one path segment (a reader that discovers partitions from
+// key=value directories must see nothing else between them). With
+// sink.rolling-policy.file-size a partition's file rolls to
+// <stem>~1.parquet, <stem>~2.parquet, ... (an escaped stem holds no ~).
+// After a run, every partition directory holding converted rows gets the
+// success file (sink.partition-commit.policy.kind = success-file).
+
+// FilesystemOptions are the options of Flink's filesystem connector that
+// apply to cdcetl's Parquet output.
+type FilesystemOptions struct {
+	// RollBytes rolls a partition's file at this size (0: never).
+	RollBytes int64
+	// DefaultPartitionName is the directory value of NULL
+	// (partition.default-name, default __DEFAULT_PARTITION__).
+	DefaultPartitionName string
+	// SuccessFile, when set, is the name of the file written into each
+	// partition directory once its rows are converted (_SUCCESS).
+	SuccessFile string
+}
+
+// DefaultPartitionName is Flink's partition.default-name.
+const DefaultPartitionName = "__DEFAULT_PARTITION__"
+
+// hive reports whether Parquet outputs are partitioned.
+func (c *Config) hive() bool { return c.To == ToParquet && len(c.PartitionBy) > 0 }
+
+// hiveStem is an output stem as one file-name segment.
+func hiveStem(stem string) string {
+	return strings.ReplaceAll(partition.EscapeHive(filepath.ToSlash(stem)), "~", "%7E")
+}
+
+// hiveOut is an input's partitioned output of one table; its files are
+// known once it is closed.
+type hiveOut struct {
+	*partition.Writer
+	dir string // the table's directory, relative to OutDir
+}
+
+// newHiveWriter makes an input's partitioned Parquet output of a table in
+// tableDir (relative to OutDir).
+func (r *run) newHiveWriter(tableDir, stem string, schema *arrowconv.Schema, opts writer.ParquetOptions) (*hiveOut, error) {
+	cfg := r.cfg
+	cols, err := bindPartitions(cfg.PartitionBy, schema)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Materialize {
+		for _, f := range cfg.PartitionBy {
+			if !slices.Contains(schema.PrimaryKey, f.Column) {
+				return nil, fmt.Errorf("--partition-by %s with --materialize: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, strings.Join(schema.PrimaryKey, ", "))
+			}
+		}
+	}
+	name := hiveStem(stem)
+	abs := filepath.Join(cfg.OutDir, tableDir)
+	dflt := cfg.Filesystem.DefaultPartitionName
+	if dflt == "" {
+		dflt = DefaultPartitionName
+	}
+	pw := partition.New(cols, partition.Options{Hive: true, DefaultName: dflt, RollBytes: cfg.Filesystem.RollBytes,
+		Open: func(dir string, seq int) (*writer.Parquet, string, error) {
+			file := name + ".parquet"
+			if seq > 0 {
+				file = name + "~" + strconv.Itoa(seq) + ".parquet"
+			}
+			p := filepath.Join(abs, dir, file)
+			w, err := writer.NewParquet(p, schema, opts)
+			return w, p, err
+		}})
+	return &hiveOut{Writer: pw, dir: tableDir}, nil
+}
+
+// bindPartitions binds the partition fields to schema's record columns
+// (_rowkind is column 0).
+func bindPartitions(fields []partition.Field, schema *arrowconv.Schema) ([]partition.Column, error) {
+	sc, err := lake.Schema(schema, nil)
+	if err != nil {
+		return nil, err
+	}
+	var cols []partition.Column
+	for i, f := range fields {
+		src, ok := sc.FindFieldByName(f.Column)
+		c := slices.IndexFunc(schema.Columns, func(c arrowconv.Field) bool { return c.Name == f.Column })
+		if !ok || c < 0 {
+			return nil, fmt.Errorf("--partition-by %s: the table has no column %s", f, f.Column)
+		}
+		tr := f.IcebergTransform()
+		if !tr.CanTransform(src.Type) {
+			return nil, fmt.Errorf("--partition-by %s: column %s is %s, which %s cannot partition", f, f.Column, schema.Columns[c].Type, f.Transform)
+		}
+		cols = append(cols, partition.Column{Col: c + 1, Transform: tr, ID: 1000 + i, Name: f.Name(), Result: tr.ResultType(src.Type)})
+	}
+	return cols, nil
+}
+
+// resolveHive replaces, in an input's outputs, each partitioned output's
+// placeholder with the files it wrote.
+func (r *run) resolveHive(fr *fileRun) {
+	if len(fr.hive) == 0 {
+		return
+	}
+	var out []string
+	for _, o := range fr.outputs {
+		h, ok := fr.hive[o]
+		if !ok {
+			out = append(out, o)
+			continue
+		}
+		files := h.relFiles(r.cfg.OutDir)
+		out = append(out, files...)
+		for _, ts := range fr.tableStats {
+			if slices.Equal(ts.Outputs, []string{o}) {
+				ts.Outputs = files
+			}
+		}
+	}
+	fr.outputs = out
+}
+
+func (h *hiveOut) relFiles(outDir string) []string {
+	var rels []string
+	for _, f := range h.Files() {
+		if rel, err := filepath.Rel(outDir, f); err == nil {
+			rels = append(rels, rel)
+		}
+	}
+	slices.Sort(rels)
+	return rels
+}
+
+// isPartitionDir reports whether a directory name is a key=value segment.
+func isPartitionDir(name string) bool {
+	k, _, ok := strings.Cut(name, "=")
+	return ok && k != ""
+}
+
+// writeSuccessFiles puts the success file into every partition directory
+// that holds a converted input's rows.
+func (r *run) writeSuccessFiles() error {
+	name := r.cfg.Filesystem.SuccessFile
+	if name == "" || r.journal == nil || !r.cfg.hive() {
+		return nil
+	}
+	done := map[string]bool{}
+	for _, e := range r.journal.Entries() {
+		if e.Status != StatusOK {
+			continue
+		}
+		for _, o := range e.Outputs {
+			dir := filepath.Dir(o)
+			if done[dir] || !isPartitionDir(filepath.Base(dir)) || filepath.IsAbs(o) {
+				continue
+			}
+			done[dir] = true
+			p := filepath.Join(r.cfg.OutDir, dir, name)
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				return fmt.Errorf("writing the success file %s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// removeHiveOutputs removes what a killed run wrote for stem below root:
+// in the partition directories, the stem's files and rolls.
+func removeHiveOutputs(root, stem string) error {
+	name := hiveStem(stem)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			if p != root && !isPartitionDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		base := d.Name()
+		rest, ok := strings.CutPrefix(base, name)
+		if !ok || !strings.HasSuffix(rest, ".parquet") {
+			return nil
+		}
+		rest = strings.TrimSuffix(rest, ".parquet")
+		if rest != "" {
+			n, ok := strings.CutPrefix(rest, "~")
+			if _, err := strconv.Atoi(n); !ok || err != nil {
+				return nil
+			}
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
+	return err
+}
+
+// removeStale removes the outputs an input's previous conversion had and
+// this one does not (a changed input whose rows moved to other
+// partitions).
+func (r *run) removeStale(prev, now []string) {
+	for _, o := range prev {
+		if filepath.IsAbs(o) || slices.Contains(now, o) || !strings.HasSuffix(o, ".parquet") {
+			continue
+		}
+		os.Remove(filepath.Join(r.cfg.OutDir, o))
+	}
+}
