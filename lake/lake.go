@@ -27,6 +27,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
+	_ "github.com/jackc/pgx/v5/stdlib" // the postgres:// catalog's driver
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -50,7 +51,9 @@ type Lake struct {
 
 // Open opens the catalog uri for the warehouse directory: "" or
 // "sqlite:PATH" (the embedded SQL catalog, default WAREHOUSE/_catalog.db),
-// or "rest+https://HOST/PATH" / "rest+http://..." (a REST catalog).
+// "postgres://..." (the same SQL catalog on a PostgreSQL server, shared by
+// many machines), or "rest+https://HOST/PATH" / "rest+http://..." (a
+// REST catalog).
 func Open(ctx context.Context, warehouse, uri string) (*Lake, error) {
 	return OpenMode(ctx, warehouse, uri, ModeChangelog)
 }
@@ -91,6 +94,23 @@ func OpenMode(ctx context.Context, warehouse, uri, mode string) (*Lake, error) {
 			return nil, fmt.Errorf("--catalog %s: %w", path, err)
 		}
 		l.cat, l.closeFn = c, func() error { return errors.Join(c.Close(), db.Close()) }
+	case strings.HasPrefix(uri, "postgres://") || strings.HasPrefix(uri, "postgresql://"):
+		// The same SQL catalog on a shared server. The password belongs in
+		// PGPASSWORD or ~/.pgpass (pgx reads both), not in the URI.
+		db, err := sql.Open("pgx", uri)
+		if err != nil {
+			return nil, fmt.Errorf("--catalog: %w", err)
+		}
+		if err := db.PingContext(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("--catalog %s: %w (is the server up? the password goes in PGPASSWORD or ~/.pgpass)", redact(uri), err)
+		}
+		c, err := sqlcat.NewCatalog("cdcetl", db, sqlcat.Postgres, iceberg.Properties{"warehouse": FileURL(abs)})
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("--catalog %s: %w", redact(uri), err)
+		}
+		l.cat, l.closeFn = c, func() error { return errors.Join(c.Close(), db.Close()) }
 	case strings.HasPrefix(uri, "rest+"):
 		u := strings.TrimPrefix(uri, "rest+")
 		if _, err := url.Parse(u); err != nil {
@@ -102,9 +122,19 @@ func OpenMode(ctx context.Context, warehouse, uri, mode string) (*Lake, error) {
 		}
 		l.cat, l.closeFn = c, func() error { return nil }
 	default:
-		return nil, fmt.Errorf("--catalog %q: want sqlite:PATH (the default, WAREHOUSE/%s) or rest+https://HOST/PATH", uri, CatalogFile)
+		return nil, fmt.Errorf("--catalog %q: want sqlite:PATH (the default, WAREHOUSE/%s), postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH", redact(uri), CatalogFile)
 	}
 	return l, nil
+}
+
+// redact drops a URI's password, for messages.
+func redact(uri string) string {
+	if u, err := url.Parse(uri); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			return u.Redacted()
+		}
+	}
+	return uri
 }
 
 // FileURL is the file: URL of an absolute path, escaped (table and

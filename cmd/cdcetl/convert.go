@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,7 +66,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.ddlDir, "ddl-dir", "", "without --schema: a directory of <namespace>.<table>.sql CREATE TABLE files that pin those tables' schemas (others are inferred)")
 	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable); --KEY=VALUE works too")
 	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), iceberg (tables in the warehouse -o DIR), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
-	fs.StringVar(&o.catalog, "catalog", "", "iceberg: the catalog, sqlite:PATH (default: the embedded one, DIR/_catalog.db) or rest+https://HOST/PATH")
+	fs.StringVar(&o.catalog, "catalog", "", "iceberg: the catalog, sqlite:PATH (default: the embedded one, DIR/_catalog.db), postgres://USER@HOST:PORT/DB (password in PGPASSWORD or ~/.pgpass) or rest+https://HOST/PATH")
 	fs.BoolVar(&o.noLineage, "no-lineage", false, "without a schema: leave out the lineage columns _file, _line and _source_pos (with a schema, declare the metadata keys file.path, file.line, source-position instead)")
 	fs.StringVar(&o.partitionBy, "partition-by", "", "the partition spec, Iceberg transforms of columns: \"day(_event_ts), bucket(16, id)\" (COLUMN, identity|year|month|day|hour(COLUMN), bucket(N, COLUMN), truncate(N, COLUMN)); iceberg: the tables' spec; parquet: Hive-style directories (a DDL's PARTITIONED BY gives identity fields)")
 	fs.BoolVar(&o.materialize, "materialize", false, "parquet: also keep each table's current state (the last image per primary key, deletes removed) in OUT/<ns>/<table>/_current/, updated by every run (with a schema, --table NAMESPACE.NAME names the table)")
@@ -580,6 +581,11 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		cfg.FormatOptions = perFormat
 	}
 	cfg.OnlyTable = only
+	if u, err := url.Parse(o.catalog); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			return cfg, nil, usagef("--catalog: a password in the URI ends up in shell history and process lists: drop it and set PGPASSWORD, or put it in ~/.pgpass")
+		}
+	}
 	cfg.Catalog, cfg.TableMode = o.catalog, o.tableMode
 	if o.noLineage && !routed {
 		return cfg, nil, usagef("--no-lineage applies without a schema; a schema has exactly its columns (declare METADATA FROM 'file.line' or 'source-position' to get them)")
