@@ -4,6 +4,7 @@
 //
 //	duckpeer convert FORMAT IN.jsonl OUT.parquet THREADS
 //	duckpeer verify OUT.parquet   # counts and sums per row kind
+//	duckpeer query SQL            # any query, rows tab-separated
 //
 // The SQL is written for the generated products table of internal/cdcgen.
 // For canal and maxwell the -U image is COALESCE(old.c, data.c): right for
@@ -126,8 +127,38 @@ FROM read_parquet('%s') GROUP BY 1 ORDER BY 1`, os.Args[2]))
 		if err := rows.Err(); err != nil {
 			fail(err)
 		}
+	case len(os.Args) == 3 && os.Args[1] == "query":
+		// Any query, its rows tab-separated (NULL as \N): for tests that
+		// check what DuckDB reads of cdcetl's files.
+		rows, err := db.Query(os.Args[2])
+		if err != nil {
+			fail(err)
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				fail(err)
+			}
+			out := make([]string, len(vals))
+			for i, v := range vals {
+				out[i] = `\N`
+				if v.Valid {
+					out[i] = v.String
+				}
+			}
+			fmt.Println(strings.Join(out, "\t"))
+		}
+		if err := rows.Err(); err != nil {
+			fail(err)
+		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: duckpeer convert FORMAT IN OUT THREADS | duckpeer verify PARQUET")
+		fmt.Fprintln(os.Stderr, "usage: duckpeer convert FORMAT IN OUT THREADS | duckpeer verify PARQUET | duckpeer query SQL")
 		os.Exit(2)
 	}
 }
