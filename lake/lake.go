@@ -144,11 +144,9 @@ func FileURL(path string) string {
 }
 
 // PartitionBy sets the partition spec of the tables the lake makes (and
-// expects of those it finds).
+// expects of those it finds). Upsert tables need it to be of key columns
+// (checked per table: Table.KeyPartitioned).
 func (l *Lake) PartitionBy(fields []partition.Field) error {
-	if len(fields) > 0 && l.mode == ModeUpsert {
-		return fmt.Errorf("--partition-by with --table-mode upsert is not supported yet: the delete files would have to follow each key's partition; partition a changelog table, or drop --partition-by")
-	}
 	l.partition = fields
 	return nil
 }

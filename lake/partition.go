@@ -3,9 +3,12 @@ package lake
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -48,7 +51,7 @@ func sameSpec(spec iceberg.PartitionSpec, sc *iceberg.Schema, fields []partition
 // file per partition; open makes a partition's file, given its directory
 // ("id_bucket=3"). colOf gives the record column of a table column. Each
 // file's partition values are registered for its commit.
-func (t *Table) NewPartitioned(colOf func(name string) int, open func(dir string) (*writer.Parquet, string, error)) (*partition.Writer, error) {
+func (t *Table) NewPartitioned(colOf func(name string) int, open func(dir string) (partition.File, string, error)) (*partition.Writer, error) {
 	t.mu.Lock()
 	spec := t.tbl.Spec()
 	sc := t.tbl.Schema()
@@ -66,7 +69,7 @@ func (t *Table) NewPartitioned(colOf func(name string) int, open func(dir string
 		cols = append(cols, partition.Column{Col: c, Transform: pf.Transform, ID: pf.FieldID, Name: pf.Name, Result: pf.Transform.ResultType(src.Type)})
 	}
 	return partition.New(cols, partition.Options{
-		Open: func(dir string, _ int) (*writer.Parquet, string, error) { return open(dir) },
+		Open: func(dir string, _ int) (partition.File, string, error) { return open(dir) },
 		Done: func(path string, values map[int]any) { t.partOf.Store(path, values) },
 	}), nil
 }
@@ -99,4 +102,88 @@ func (t *Table) dataFile(ctx context.Context, path string) (iceberg.DataFile, er
 		b.SplitOffsets(s)
 	}
 	return b.Build(), nil
+}
+
+// PartitionedDelta is an input's upsert delta of a partitioned table: a
+// Delta per partition. Every partition field is of a key column, so a
+// key's rows all fall in one partition, and its equality deletes (which
+// apply within their partition) find the key's earlier rows.
+type PartitionedDelta struct {
+	*partition.Writer
+	deltas []*Delta
+}
+
+// NewPartitionedDelta splits rows by the table's spec into a Delta per
+// partition; open makes a partition's data file (see NewDelta for s and
+// opts).
+func (t *Table) NewPartitionedDelta(colOf func(name string) int, open func(dir string) (*writer.Parquet, string, error), s *arrowconv.Schema, opts writer.ParquetOptions) (*PartitionedDelta, error) {
+	if err := t.KeyPartitioned(s.PrimaryKey); err != nil {
+		return nil, err
+	}
+	pd := &PartitionedDelta{}
+	pw, err := t.NewPartitioned(colOf, func(dir string) (partition.File, string, error) {
+		w, path, err := open(dir)
+		if err != nil {
+			return nil, "", err
+		}
+		d, err := t.NewDelta(w, path, s, opts)
+		if err != nil {
+			w.Abort()
+			return nil, "", err
+		}
+		pd.deltas = append(pd.deltas, d)
+		return d, path, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	pd.Writer = pw
+	return pd, nil
+}
+
+// KeyPartitioned checks that every partition field of the table is of a
+// column of key: upsert needs a key's rows in one partition.
+func (t *Table) KeyPartitioned(key []string) error {
+	t.mu.Lock()
+	spec := t.tbl.Spec()
+	sc := t.tbl.Schema()
+	t.mu.Unlock()
+	for _, pf := range spec.Fields() {
+		src, ok := sc.FindFieldByID(pf.SourceID())
+		if ok && !slices.Contains(key, src.Name) {
+			return fmt.Errorf("iceberg table %s: upsert needs every partition field to be of a primary key column (a key's rows must stay in one partition for its deletes to find them), and %s is of %s: partition by %s, or use --table-mode changelog", t.Name(), pf.Name, src.Name, strings.Join(key, ", "))
+		}
+	}
+	return nil
+}
+
+// Truncate tells every partition's delta where the input truncates the
+// table.
+func (p *PartitionedDelta) Truncate(line int64) error {
+	for _, d := range p.deltas {
+		if err := d.Truncate(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Deltas are the partitions' deltas.
+func (p *PartitionedDelta) Deltas() []*Delta { return p.deltas }
+
+// Files are every partition's data and delete files.
+func (p *PartitionedDelta) Files() []string {
+	var out []string
+	for _, d := range p.deltas {
+		out = append(out, d.Files()...)
+	}
+	return out
+}
+
+// Abort removes every partition's files.
+func (p *PartitionedDelta) Abort() error {
+	for _, d := range p.deltas {
+		d.Abort()
+	}
+	return nil
 }

@@ -345,31 +345,50 @@ func (d *Delta) Files() []string {
 // unless the table holds in already (then the delta's files are removed
 // and CommitDelta reports false).
 func (t *Table) CommitDelta(ctx context.Context, d *Delta, in Input, run, rows string) (bool, error) {
-	return t.commit(ctx, d.Files(), in, run, rows, func(tx *table.Transaction, props iceberg.Properties) error {
-		if d.truncLine > 0 {
+	return t.CommitDeltas(ctx, []*Delta{d}, in, run, rows)
+}
+
+// CommitDeltas commits the deltas of an input (one per partition) as one
+// RowDelta.
+func (t *Table) CommitDeltas(ctx context.Context, ds []*Delta, in Input, run, rows string) (bool, error) {
+	var files []string
+	trunc := false
+	for _, d := range ds {
+		files = append(files, d.Files()...)
+		trunc = trunc || d.truncLine > 0
+	}
+	return t.commit(ctx, files, in, run, rows, func(tx *table.Transaction, props iceberg.Properties) error {
+		if trunc {
 			if err := t.removeAll(ctx, tx, props); err != nil {
 				return err
 			}
 		}
 		spec := t.tbl.Metadata().PartitionSpec()
-		df, err := t.dataFile(ctx, d.dataPath)
-		if err != nil {
-			return err
-		}
-		rd := tx.NewRowDelta(props).AddRows(df)
-		if d.posPath != "" {
-			f, err := deleteFile(spec, iceberg.EntryContentPosDeletes, d.posPath, int64(len(d.posDeletes)), nil)
+		rd := tx.NewRowDelta(props)
+		for _, d := range ds {
+			df, err := t.dataFile(ctx, d.dataPath)
 			if err != nil {
 				return err
 			}
-			rd.AddDeletes(f)
-		}
-		if d.eq != nil {
-			f, err := deleteFile(spec, iceberg.EntryContentEqDeletes, d.eqPath, d.eqRows, d.keyIDs)
-			if err != nil {
-				return err
+			rd.AddRows(df)
+			var part map[int]any
+			if v, ok := t.partOf.Load(d.dataPath); ok && spec.NumFields() > 0 {
+				part = v.(map[int]any)
 			}
-			rd.AddDeletes(f)
+			if d.posPath != "" {
+				f, err := deleteFile(spec, iceberg.EntryContentPosDeletes, d.posPath, int64(len(d.posDeletes)), nil, part)
+				if err != nil {
+					return err
+				}
+				rd.AddDeletes(f)
+			}
+			if d.eq != nil {
+				f, err := deleteFile(spec, iceberg.EntryContentEqDeletes, d.eqPath, d.eqRows, d.keyIDs, part)
+				if err != nil {
+					return err
+				}
+				rd.AddDeletes(f)
+			}
 		}
 		return rd.Commit(ctx)
 	})
@@ -423,12 +442,12 @@ func (t *Table) CommitTruncate(ctx context.Context, in Input, run string) (bool,
 }
 
 // deleteFile describes a delete file for a manifest.
-func deleteFile(spec iceberg.PartitionSpec, content iceberg.ManifestEntryContent, path string, rows int64, eqIDs []int) (iceberg.DataFile, error) {
+func deleteFile(spec iceberg.PartitionSpec, content iceberg.ManifestEntryContent, path string, rows int64, eqIDs []int, part map[int]any) (iceberg.DataFile, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	b, err := iceberg.NewDataFileBuilder(spec, content, FileURL(path), iceberg.ParquetFile, nil, nil, nil, rows, st.Size())
+	b, err := iceberg.NewDataFileBuilder(spec, content, FileURL(path), iceberg.ParquetFile, part, nil, nil, rows, st.Size())
 	if err != nil {
 		return nil, err
 	}

@@ -40,10 +40,18 @@ type Options struct {
 	RollBytes int64
 	// Open makes a partition's seq-th file (0 first), given its directory
 	// path ("id_bucket=3"); it returns the writer and the file's path.
-	Open func(dir string, seq int) (*writer.Parquet, string, error)
+	Open func(dir string, seq int) (File, string, error)
 	// Done, if set, is told each file that was completed, with its
 	// partition values by field ID.
 	Done func(path string, values map[int]any)
+}
+
+// File is a partition's output: a Parquet file (*writer.Parquet), or one
+// that wraps it (an upsert delta). Rolling needs a Size() int64 method.
+type File interface {
+	writer.Writer
+	Buffered() int
+	FlushRowGroup() error
 }
 
 // Writer routes rows to a file per partition.
@@ -58,7 +66,7 @@ type Writer struct {
 }
 
 type part struct {
-	w      *writer.Parquet // nil after a roll, until the next row
+	w      File // nil after a roll, until the next row
 	path   string
 	dir    string
 	seq    int
@@ -203,7 +211,7 @@ func (p *Writer) write(ctx context.Context, pt *part, rec arrow.RecordBatch) err
 	if err := pt.w.Write(ctx, rec); err != nil {
 		return err
 	}
-	if p.opts.RollBytes > 0 && pt.w.Size() >= p.opts.RollBytes {
+	if sz, ok := pt.w.(interface{ Size() int64 }); ok && p.opts.RollBytes > 0 && sz.Size() >= p.opts.RollBytes {
 		return p.complete(pt)
 	}
 	return nil

@@ -79,7 +79,7 @@ func (r *run) newHiveWriter(tableDir, stem string, schema *arrowconv.Schema, opt
 		dflt = DefaultPartitionName
 	}
 	pw := partition.New(cols, partition.Options{Hive: true, DefaultName: dflt, RollBytes: cfg.Filesystem.RollBytes,
-		Open: func(dir string, seq int) (*writer.Parquet, string, error) {
+		Open: func(dir string, seq int) (partition.File, string, error) {
 			file := name + ".parquet"
 			if seq > 0 {
 				file = name + "~" + strconv.Itoa(seq) + ".parquet"

@@ -37,7 +37,7 @@ const ToIceberg = "iceberg"
 type lakeOut struct {
 	table *lake.Table
 	delta *lake.Delta       // upsert: the data file's delete files
-	part  *partition.Writer // a partitioned table: a data file per partition
+	part  partitionedOut // a partitioned table: a data file (or delta) per partition
 	// prior are the earlier schema versions of the table: an input one of
 	// them holds is not committed again (a rerun routes it to the latest).
 	prior []*lake.Table
@@ -187,11 +187,19 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 			}
 			return -1
 		}
-		pw, err := t.NewPartitioned(colOf, func(partPath string) (*writer.Parquet, string, error) {
+		open := func(partPath string) (*writer.Parquet, string, error) {
 			p := filepath.Join(abs, "data", partPath, fr.stem+"-"+r.runID+".parquet")
 			w, err := writer.NewParquet(p, schema, opts)
 			return w, p, err
-		})
+		}
+		var pw partitionedOut
+		var err error
+		if cfg.TableMode == lake.ModeUpsert {
+			opts.Required = schema.PrimaryKey
+			pw, err = t.NewPartitionedDelta(colOf, open, schema, opts)
+		} else {
+			pw, err = t.NewPartitioned(colOf, func(dir string) (partition.File, string, error) { return open(dir) })
+		}
 		if err != nil {
 			return nil, "", err
 		}
@@ -231,6 +239,16 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 	}
 	fr.lakeOuts[id] = &lakeOut{table: t, key: key, delta: delta, prior: prior, rel: rel, path: path}
 	return w, rel, nil
+}
+
+// partitionedOut is an input's output of a partitioned table: a data
+// file per partition (*partition.Writer), or an upsert delta per
+// partition (*lake.PartitionedDelta).
+type partitionedOut interface {
+	writer.Writer
+	Buffered() int
+	FlushRowGroup() error
+	Files() []string
 }
 
 // commitLake commits an input's data files, table by table, in the order
@@ -277,7 +295,9 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 		rows, _ := o.rows.MarshalJSON()
 		var done bool
 		var err error
-		if o.delta != nil {
+		if pd, ok := o.part.(*lake.PartitionedDelta); ok {
+			done, err = o.table.CommitDeltas(ctx, pd.Deltas(), in, r.runID, string(rows))
+		} else if o.delta != nil {
 			done, err = o.table.CommitDelta(ctx, o.delta, in, r.runID, string(rows))
 		} else {
 			done, err = o.table.Commit(ctx, o.files(), in, r.runID, string(rows))
@@ -320,12 +340,15 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 // tables, before they are closed.
 func (r *run) truncateDeltas(fr *fileRun, st Stats) error {
 	for _, o := range fr.lakeOuts {
-		if o.delta == nil {
+		var d interface{ Truncate(int64) error } = o.delta
+		if pd, ok := o.part.(*lake.PartitionedDelta); ok {
+			d = pd
+		} else if o.delta == nil {
 			continue
 		}
 		for _, t := range st.Truncates {
 			if t.Table == o.key.String() {
-				if err := o.delta.Truncate(int64(t.Line)); err != nil {
+				if err := d.Truncate(int64(t.Line)); err != nil {
 					return fmt.Errorf("%s:%d: %w", t.File, t.Line, err)
 				}
 			}

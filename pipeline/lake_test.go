@@ -467,3 +467,79 @@ func TestIcebergPartitioned(t *testing.T) {
 		}
 	}
 }
+
+// TestIcebergUpsertPartitioned loads a changelog in two runs into upsert
+// tables partitioned by bucket(4, id): each partition gets its own data,
+// position-delete and equality-delete files (with the partition's
+// values), and the scanner, pruned to one key or not, sees the state the
+// replayed changelog gives. A partition field of a non-key column is
+// refused, naming what to do.
+func TestIcebergUpsertPartitioned(t *testing.T) {
+	in := t.TempDir()
+	paths := upsertArchive(t, in, 6, 300)
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	pq, wh := t.TempDir(), t.TempDir()
+	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, paths); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := partition.ParsePartitionBy("bucket(4, id)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{2, 6} {
+		cfg := Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2, PartitionBy: spec}
+		if _, err := Run(context.Background(), cfg, paths[:n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := lake.Open(context.Background(), wh, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, name := range []string{"t0", "t1"} {
+		tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{"shop", name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, got := scanTable(t, tbl)
+		want := replay(t, filepath.Join(pq, "shop", name), []string{"id"}, cols)
+		if len(want) < 10 || !slices.Equal(got, want) {
+			t.Fatalf("shop.%s: the table has %d rows, the replayed changelog %d:\n%s", name, len(got), len(want), firstDiff(got, want))
+		}
+		tasks, err := tbl.Scan().PlanFiles(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		withDeletes := 0
+		for _, task := range tasks {
+			if len(task.DeleteFiles) > 0 {
+				withDeletes++
+			}
+			if task.File.Partition()[1000] == nil {
+				t.Fatalf("%s: no partition value", task.File.FilePath())
+			}
+		}
+		if withDeletes == 0 {
+			t.Fatalf("shop.%s: no data file has deletes", name)
+		}
+		for k := range 60 {
+			filter := iceberg.EqualTo(iceberg.Reference("id"), int32(k))
+			rows := scanRows(t, tbl, cols, table.WithRowFilter(filter))
+			var wantK []string
+			for _, r := range want {
+				if strings.Contains(r, fmt.Sprintf("|id=%d|", k)) {
+					wantK = append(wantK, r)
+				}
+			}
+			if !slices.Equal(rows, wantK) {
+				t.Fatalf("shop.%s id=%d: %v, want %v", name, k, rows, wantK)
+			}
+		}
+	}
+	byGrp, _ := partition.ParsePartitionBy("grp")
+	_, err = Run(context.Background(), Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: t.TempDir(), Workers: 1, PartitionBy: byGrp}, paths[:1])
+	if err == nil || !strings.Contains(err.Error(), "primary key column") {
+		t.Fatalf("partitioned by a non-key column: err = %v", err)
+	}
+}

@@ -624,13 +624,14 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		if to != pipeline.ToParquet && to != pipeline.ToIceberg {
 			return cfg, nil, usagef("--partition-by applies to --to parquet (Hive-style directories) and --to iceberg")
 		}
-		if o.tableMode == "upsert" {
-			return cfg, nil, usagef("--partition-by with --table-mode upsert is not supported yet (the delete files would have to follow each key's partition): partition a changelog table, or drop --partition-by")
-		}
-		if o.materialize && schema != nil {
+		if (o.materialize || o.tableMode == "upsert") && schema != nil {
+			what := "--materialize"
+			if o.tableMode == "upsert" {
+				what = "--table-mode upsert"
+			}
 			for _, f := range fields {
 				if !slices.Contains(schema.PrimaryKey, f.Column) {
-					return cfg, nil, usagef("--partition-by %s with --materialize: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, strings.Join(schema.PrimaryKey, ", "))
+					return cfg, nil, usagef("--partition-by %s with %s: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, what, strings.Join(schema.PrimaryKey, ", "))
 				}
 			}
 		}
