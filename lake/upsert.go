@@ -32,7 +32,8 @@ import (
 // deletes never apply to data of their own commit, position deletes do:
 // so a key's final image survives, whatever the input did to it before.)
 // Memory is the map of the input's keys (to their last position) and the
-// positions deleted, not the rows.
+// positions deleted, not the rows. Last images that lack columns are
+// completed when the delta closes (merge.go).
 
 // Table modes.
 const (
@@ -73,6 +74,17 @@ type Delta struct {
 	lines     []int32
 	truncLine int64
 
+	// unchPend: the keys whose last image so far lacks columns
+	// (_unchanged), to the image's position; see merge.go.
+	unchPend   map[string]int64
+	recSchema  *arrow.Schema
+	schema     *arrowconv.Schema
+	dataOpts   writer.ParquetOptions
+	mergedPath string
+	mergedRows int64
+	merged     int64
+	unresolved int64
+
 	eq      *writer.Parquet
 	eqPath  string
 	eqRows  int64
@@ -90,7 +102,8 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 		return nil, fmt.Errorf("iceberg table %s: --table-mode upsert needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a --ddl-dir DDL that has one, or use --table-mode changelog)", t.Name())
 	}
 	ids := t.FieldIDs()
-	d := &Delta{t: t, data: w, dataPath: dataPath, unchanged: -1, lineCol: -1, last: map[string]int64{}, keySch: &arrowconv.Schema{}}
+	d := &Delta{t: t, data: w, dataPath: dataPath, unchanged: -1, lineCol: -1, last: map[string]int64{}, keySch: &arrowconv.Schema{},
+		unchPend: map[string]int64{}, schema: s, dataOpts: opts}
 	for _, k := range s.PrimaryKey {
 		i := slices.IndexFunc(s.Columns, func(c arrowconv.Field) bool { return c.Name == k })
 		if i < 0 {
@@ -146,6 +159,9 @@ func (d *Delta) FlushRowGroup() error {
 // Write tracks the keys of rec's rows, then writes rec to the data file.
 func (d *Delta) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	kinds := rec.Column(0).(*array.Dictionary).Indices().(*array.Int8).Int8Values()
+	if d.recSchema == nil {
+		d.recSchema = rec.Schema()
+	}
 	cols := make([]arrow.Array, len(d.keyCols))
 	for j, c := range d.keyCols {
 		cols[j] = rec.Column(c)
@@ -170,13 +186,21 @@ func (d *Delta) Write(ctx context.Context, rec arrow.RecordBatch) error {
 		}
 		switch arrowconv.RowKind(kinds[i]) {
 		case arrowconv.Insert, arrowconv.UpdateAfter:
+			lacks := false
 			if unch != nil && unch.IsValid(i) {
-				if from, to := unch.ValueOffsets(i); to > from {
-					return fmt.Errorf("iceberg table %s: a row keeps columns the producer did not send (_unchanged); upsert cannot merge them with the table's values yet: use --table-mode changelog", d.t.Name())
-				}
+				from, to := unch.ValueOffsets(i)
+				lacks = to > from
+			}
+			if lacks {
+				d.unchPend[string(d.keyBuf)] = p
+			} else if len(d.unchPend) > 0 {
+				delete(d.unchPend, string(d.keyBuf))
 			}
 			d.last[string(d.keyBuf)] = p
 		default:
+			if len(d.unchPend) > 0 {
+				delete(d.unchPend, string(d.keyBuf))
+			}
 			d.last[string(d.keyBuf)] = -1
 			d.posDeletes = append(d.posDeletes, p)
 		}
@@ -265,6 +289,18 @@ func (d *Delta) Close() error {
 			return err
 		}
 	}
+	if d.truncLine > 0 {
+		// Images before the truncate are deleted: nothing to complete.
+		for k, p := range d.unchPend {
+			if d.lineCol < 0 || int(p) >= len(d.lines) || int64(d.lines[p]) <= d.truncLine {
+				delete(d.unchPend, k)
+			}
+		}
+	}
+	if err := d.mergeUnchanged(context.Background()); err != nil {
+		d.abortDeletes()
+		return err
+	}
 	if len(d.posDeletes) == 0 {
 		return nil
 	}
@@ -324,14 +360,25 @@ func (d *Delta) abortDeletes() {
 	if d.eq != nil {
 		d.eq.Abort()
 	}
+	if d.mergedPath != "" {
+		os.Remove(d.mergedPath)
+	}
 	if d.posPath != "" {
 		os.Remove(d.posPath)
 	}
 }
 
-// Files are the delta's files: the data file, then the delete files made.
+// Merged counts the columns of last images filled from earlier rows (the
+// input's or the table's), and those no row had (NULL, listed).
+func (d *Delta) Merged() (filled, unresolved int64) { return d.merged, d.unresolved }
+
+// Files are the delta's files: the data file (and the completed images'),
+// then the delete files made.
 func (d *Delta) Files() []string {
 	out := []string{d.dataPath}
+	if d.mergedPath != "" {
+		out = append(out, d.mergedPath)
+	}
 	if d.posPath != "" {
 		out = append(out, d.posPath)
 	}
@@ -374,6 +421,16 @@ func (t *Table) CommitDeltas(ctx context.Context, ds []*Delta, in Input, run, ro
 			var part map[int]any
 			if v, ok := t.partOf.Load(d.dataPath); ok && spec.NumFields() > 0 {
 				part = v.(map[int]any)
+			}
+			if d.mergedPath != "" {
+				if part != nil {
+					t.partOf.Store(d.mergedPath, part)
+				}
+				mf, err := t.dataFile(ctx, d.mergedPath)
+				if err != nil {
+					return err
+				}
+				rd.AddRows(mf)
 			}
 			if d.posPath != "" {
 				f, err := deleteFile(spec, iceberg.EntryContentPosDeletes, d.posPath, int64(len(d.posDeletes)), nil, part)

@@ -232,19 +232,19 @@ func TestUpsertMatchesMaterialize(t *testing.T) {
 	}
 }
 
-// TestMaterializeFillsUnchanged: Maxwell under binlog_row_image=MINIMAL
-// sends an update's changed columns only. The snapshot takes the columns a
-// key's last image lacks from its earlier changes (across inputs, spilled
-// runs and the previous snapshot), and a column no change ever sent (keys
-// whose insert predates the archive) stays NULL and listed in _unchanged.
-// The expected state is the generator's own model.
-func TestMaterializeFillsUnchanged(t *testing.T) {
+// minimalArchive writes 6 files of Maxwell messages as binlog_row_image
+// = MINIMAL makes them (updates carry the key and the changed columns,
+// deletes the key), over keys 0..39 and keys 100..104 that were inserted
+// before the archive began (their column c is never sent). It returns
+// the files, the generator's own model of the final state as id,a,b,c
+// rows, and the model.
+func minimalArchive(t *testing.T) (paths, want []string, model map[int]map[string]string) {
+	t.Helper()
 	in := t.TempDir()
 	rng := rand.New(rand.NewPCG(3, 9))
 	cols := []string{"a", "b", "c"}
-	type state map[string]string // column → value; absent: never sent
-	model := map[int]state{}
-	var paths []string
+	type state = map[string]string // column → value; absent: never sent
+	model = map[int]state{}
 	for f := range 6 {
 		var b strings.Builder
 		for range 250 {
@@ -295,7 +295,6 @@ func TestMaterializeFillsUnchanged(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	var want []string
 	for k, st := range model {
 		row := fmt.Sprintf("id=%d|", k)
 		for _, c := range cols {
@@ -308,6 +307,18 @@ func TestMaterializeFillsUnchanged(t *testing.T) {
 		want = append(want, row)
 	}
 	slices.Sort(want)
+	return paths, want, model
+}
+
+// TestMaterializeFillsUnchanged: Maxwell under binlog_row_image=MINIMAL
+// sends an update's changed columns only. The snapshot takes the columns a
+// key's last image lacks from its earlier changes (across inputs, spilled
+// runs and the previous snapshot), and a column no change ever sent (keys
+// whose insert predates the archive) stays NULL and listed in _unchanged.
+// The expected state is the generator's own model.
+func TestMaterializeFillsUnchanged(t *testing.T) {
+	paths, want, model := minimalArchive(t)
+	cols := []string{"a", "b", "c"}
 	out := t.TempDir()
 	for _, n := range []int{3, 6} { // the second run merges with the first's snapshot
 		cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToParquet, OutDir: out, Workers: 2, Materialize: true, MaterializeMem: 8 << 10}
