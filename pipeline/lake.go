@@ -36,7 +36,7 @@ const ToIceberg = "iceberg"
 // lakeOut is one data file of an input, waiting for its commit.
 type lakeOut struct {
 	table *lake.Table
-	delta *lake.Delta       // upsert: the data file's delete files
+	delta *lake.Delta    // upsert: the data file's delete files
 	part  partitionedOut // a partitioned table: a data file (or delta) per partition
 	// prior are the earlier schema versions of the table: an input one of
 	// them holds is not committed again (a rerun routes it to the latest).
