@@ -69,6 +69,11 @@ type Job struct {
 	// has them (any row kind: a before image holds the table's value). A
 	// column no earlier change has stays NULL and stays listed.
 	UnchangedColumn string
+	// Dedup drops exact duplicate events: a key's change with the same
+	// source position and row kind as an earlier one (at-least-once
+	// delivery, a replayed log). The first copy is the one kept (its
+	// lineage columns stay). Needs PositionColumn.
+	Dedup bool
 	// MemLimit bounds the Arrow data of a run (default 64 MiB; sorting and spilling it takes about three times that).
 	MemLimit int64
 	// Parquet are the output's writer settings.
@@ -92,6 +97,8 @@ type Result struct {
 	// in the snapshot, listed in its unchanged column).
 	Merged     int64 `json:"merged_unchanged,omitempty"`
 	Unresolved int64 `json:"unresolved_unchanged,omitempty"`
+	// Duplicates counts the changes --dedup dropped.
+	Duplicates int64 `json:"duplicates,omitempty"`
 }
 
 // Run folds job's changes into a new snapshot.
@@ -106,6 +113,9 @@ func Run(ctx context.Context, job Job) (Result, error) {
 	m, err := newMaterializer(job)
 	if err != nil {
 		return res, err
+	}
+	if job.Dedup && m.posCol < 0 {
+		return res, errors.New("--dedup knows a duplicate by its source position, and the table has none: declare a column METADATA FROM 'source-position' (inferred tables have _source_pos unless --no-lineage)")
 	}
 	defer m.cleanup()
 	changes := job.Changes
@@ -130,7 +140,7 @@ func Run(ctx context.Context, job Job) (Result, error) {
 	}
 	res.Runs = len(m.runs)
 	n, err := m.merge(ctx)
-	res.Rows, res.Merged, res.Unresolved = n, m.merged, m.unresolved
+	res.Rows, res.Merged, res.Unresolved, res.Duplicates = n, m.merged, m.unresolved, m.dups
 	return res, err
 }
 
@@ -153,6 +163,7 @@ type materializer struct {
 	size       int64
 	merged     int64 // unchanged columns filled (Result.Merged)
 	unresolved int64
+	dups       int64
 	runs       []string // spilled runs, oldest first
 	scratch    []byte
 }
@@ -373,6 +384,33 @@ func (m *materializer) spill(ctx context.Context) error {
 			j++
 		}
 		w := ents[j-1]
+		if m.job.Dedup {
+			// Sorted by position: copies of an event share a stretch of
+			// equal positions with the other changes of that event (an
+			// update's -U and +U). The winner is the first copy of the
+			// last change.
+			for a := i; a < j; {
+				b := a + 1
+				for b < j && ents[a].pos != nil && bytes.Equal(ents[b].pos, ents[a].pos) {
+					b++
+				}
+				var kinds [4]bool
+				for k := a; k < b; k++ {
+					kind, _ := arrowconv.ParseRowKind(m.kindOf(ents[k]))
+					if kinds[kind&3] && ents[a].pos != nil {
+						m.dups++
+					}
+					kinds[kind&3] = true
+				}
+				a = b
+			}
+			for k := i; k < j-1; k++ {
+				if m.sameEvent(ents[k], w) {
+					w = ents[k]
+					break
+				}
+			}
+		}
 		row := len(last)
 		last = append(last, ref{int(w.rec), int(w.row)})
 		if names := m.unchangedAt(m.recs[w.rec], int(w.row)); len(names) > 0 && m.isLive(m.recs[w.rec], int(w.row)) {
@@ -621,6 +659,9 @@ func (m *materializer) merge(ctx context.Context) (int64, error) {
 	var prev []byte
 	var pend []string // the winner's columns still unfilled
 	pendRow, filled := -1, false
+	var winPos []byte // the winner's position and kind (--dedup)
+	var winKind string
+	winRow := -1
 	settle := func() error {
 		if pendRow >= 0 {
 			if filled {
@@ -639,11 +680,22 @@ func (m *materializer) merge(ctx context.Context) (int64, error) {
 				return 0, err
 			}
 			prev = append(prev[:0], s.key...)
+			winPos, winKind = append(winPos[:0], s.pos...), s.rec.Column(0).(*array.String).Value(s.row)
+			winRow = -1
 			if m.isLive(s.rec, s.row) {
 				row := out.add(s.rec, s.row)
+				winRow = row
 				if names := m.unchangedAt(s.rec, s.row); len(names) > 0 {
 					pend, pendRow = names, row
 				}
+			}
+		} else if m.job.Dedup && winPos != nil && bytes.Equal(s.pos, winPos) && (s.rec.Column(0).(*array.String).Value(s.row) == winKind || s.age == 0 && winRow >= 0) {
+			// (The previous snapshot's rows are live images without
+			// their kind.)
+			// An older copy of the winner: it is the one kept.
+			m.dups++
+			if winRow >= 0 {
+				out.replace(winRow, s.rec, s.row)
 			}
 		} else if len(pend) > 0 {
 			older := m.unchangedAt(s.rec, s.row)
@@ -722,6 +774,11 @@ func (o *output) batch(rec arrow.RecordBatch) int {
 func (o *output) add(rec arrow.RecordBatch, row int) int {
 	o.refs = append(o.refs, ref{o.batch(rec), row})
 	return len(o.refs) - 1
+}
+
+// replace makes row r of the batch under way rec's row.
+func (o *output) replace(r int, rec arrow.RecordBatch, row int) {
+	o.refs[r] = ref{o.batch(rec), row}
 }
 
 func (o *output) fill(row, col int, rec arrow.RecordBatch, r int) {
@@ -914,6 +971,19 @@ func (m *materializer) unchangedAt(rec arrow.RecordBatch, i int) []string {
 		names = append(names, vals.Value(int(j)))
 	}
 	return names
+}
+
+// sameEvent reports whether b is a copy of a (--dedup): one key (the
+// caller's), one source position, one row kind.
+func (m *materializer) sameEvent(a, b entry) bool {
+	if a.pos == nil || !bytes.Equal(a.pos, b.pos) {
+		return false
+	}
+	return m.kindOf(a) == m.kindOf(b)
+}
+
+func (m *materializer) kindOf(e entry) string {
+	return m.recs[e.rec].Column(0).(*array.String).Value(int(e.row))
 }
 
 // isLive reports whether row i is an image the key keeps (+I or +U).

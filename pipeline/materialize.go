@@ -178,7 +178,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 	opts.Metadata = map[string]string{"cdcetl.version": cfg.Version, "cdcetl.namespace": key.Namespace, "cdcetl.table": key.Name, "cdcetl.snapshot": "current state"}
 	res, err := materialize.Run(ctx, materialize.Job{Schema: s, Previous: previous, Changes: changes,
 		Out: filepath.Join(next, "part-00000.parquet"), TempDir: next, MemLimit: cfg.MaterializeMem, Parquet: opts,
-		Truncate: trunc, LineColumn: metaColumn(s, "file.line"), PositionColumn: metaColumn(s, "source-position"), UnchangedColumn: metaColumn(s, "unchanged-columns")})
+		Dedup: cfg.Dedup, Truncate: trunc, LineColumn: metaColumn(s, "file.line"), PositionColumn: metaColumn(s, "source-position"), UnchangedColumn: metaColumn(s, "unchanged-columns")})
 	if err != nil {
 		os.RemoveAll(next)
 		return nil, err

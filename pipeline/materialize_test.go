@@ -349,3 +349,101 @@ func TestMaterializeFillsUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// TestMaterializeDedup: an archive where each file begins by replaying
+// the last 30 messages of the one before (a connector restarted from an
+// older offset). With --dedup the snapshot is the snapshot of the archive
+// without the replays, lineage included (the first copy is kept: its file
+// and line), also when sorted runs spill, and the copies are counted;
+// without --dedup the replayed copies win.
+func TestMaterializeDedup(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	var events [][]string // per file
+	seq := 0
+	live := map[int]int{}
+	for range 5 {
+		var evs []string
+		for range 200 {
+			k := rng.IntN(50)
+			v, ok := live[k]
+			typ, data, old := "UPDATE", fmt.Sprintf(`{"id":"%d","v":"%d"}`, k, v+1), fmt.Sprintf(`[{"v":"%d"}]`, v)
+			switch {
+			case !ok:
+				typ, data, old = "INSERT", fmt.Sprintf(`{"id":"%d","v":"0"}`, k), "null"
+				live[k] = 0
+			case rng.IntN(5) == 0:
+				typ, data, old = "DELETE", fmt.Sprintf(`{"id":"%d","v":"%d"}`, k, v), "null"
+				delete(live, k)
+			default:
+				live[k] = v + 1
+			}
+			seq++
+			evs = append(evs, fmt.Sprintf(`{"data":[%s],"old":%s,"database":"shop","table":"t","pkNames":["id"],"isDdl":false,"type":"%s","es":1700000000000,"id":%d,"ts":1,"mysqlType":{"id":"int","v":"int"}}`, data, old, typ, seq))
+		}
+		events = append(events, evs)
+	}
+	events = append(events, nil) // a restart that replayed and had nothing new
+	write := func(replay bool) []string {
+		dir := t.TempDir()
+		var paths []string
+		for f, evs := range events {
+			lines := evs
+			if !replay && len(evs) == 0 {
+				continue
+			}
+			if replay && f > 0 {
+				prev := events[f-1]
+				lines = append(append([]string{}, prev[len(prev)-30:]...), evs...)
+			}
+			p := filepath.Join(dir, fmt.Sprintf("f%d.json", f))
+			os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+			paths = append(paths, p)
+		}
+		return paths
+	}
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	// Rows as file name, line (in the replayed archive's numbering: the
+	// clean archive's lines of files after the first move down by 30),
+	// position, key, value.
+	snapshot := func(paths []string, dedup bool, mem int64, shift int) ([]string, int64) {
+		out := t.TempDir()
+		var dups int64
+		for _, n := range []int{2, len(paths)} {
+			st, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: out, Workers: 2, Materialize: true, Dedup: dedup, MaterializeMem: mem}, paths[:n])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range st.Materialized {
+				dups += m.Duplicates
+			}
+		}
+		rows := parquetRows(t, filepath.Join(out, "shop", "t", CurrentDir), []string{"_file", "_line", "_source_pos", "id", "v"})
+		for i, r := range rows {
+			var file string
+			var line int
+			parts := strings.SplitN(r, "|", 3)
+			file = filepath.Base(strings.TrimPrefix(parts[0], "_file="))
+			fmt.Sscanf(parts[1], "_line=%d", &line)
+			if file != "f0.json" {
+				line += shift
+			}
+			rows[i] = fmt.Sprintf("%s|%d|%s", file, line, parts[2])
+		}
+		slices.Sort(rows)
+		return rows, dups
+	}
+	want, _ := snapshot(write(false), false, 0, 30)
+	replayed := write(true)
+	for _, mem := range []int64{0, 8 << 10} {
+		got, dups := snapshot(replayed, true, mem, 0)
+		if !slices.Equal(got, want) {
+			t.Fatalf("mem %d: the --dedup snapshot differs from the clean archive's:\n%s\ngot %d %v\nwant %d %v", mem, firstDiff(got, want), len(got), got, len(want), want)
+		}
+		if dups == 0 {
+			t.Errorf("mem %d: no duplicates counted", mem)
+		}
+	}
+	if plain, _ := snapshot(replayed, false, 0, 0); slices.Equal(plain, want) {
+		t.Fatal("without --dedup the snapshot is the clean one too: the test proves nothing")
+	}
+}

@@ -85,6 +85,9 @@ type Config struct {
 	// Materialize, with Parquet output, keeps each table's current state
 	// (the last image per primary key) in OutDir/.../<table>/_current/.
 	Materialize bool
+	// Dedup, with Materialize, drops exact duplicate events (same key,
+	// source position and row kind) from the snapshots.
+	Dedup bool
 	// MaterializeMem bounds the memory of a snapshot's sorted runs
 	// (default 64 MiB).
 	MaterializeMem int64

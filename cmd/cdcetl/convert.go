@@ -50,6 +50,7 @@ type convertOpts struct {
 	semantics, columnCase, sourceTZ           string
 	includeTable, excludeTable, ddlDir        string
 	catalog, table, tableMode, partitionBy    string
+	dedup                                     bool
 	noLineage, materialize                    bool
 }
 
@@ -70,6 +71,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.BoolVar(&o.noLineage, "no-lineage", false, "without a schema: leave out the lineage columns _file, _line and _source_pos (with a schema, declare the metadata keys file.path, file.line, source-position instead)")
 	fs.StringVar(&o.partitionBy, "partition-by", "", "the partition spec, Iceberg transforms of columns: \"day(_event_ts), bucket(16, id)\" (COLUMN, identity|year|month|day|hour(COLUMN), bucket(N, COLUMN), truncate(N, COLUMN)); iceberg: the tables' spec; parquet: Hive-style directories (a DDL's PARTITIONED BY gives identity fields)")
 	fs.BoolVar(&o.materialize, "materialize", false, "parquet: also keep each table's current state (the last image per primary key, deletes removed) in OUT/<ns>/<table>/_current/, updated by every run (with a schema, --table NAMESPACE.NAME names the table)")
+	fs.BoolVar(&o.dedup, "dedup", false, "with --materialize: drop exact duplicate events (same key, source position and row kind; at-least-once delivery, replayed logs), keeping the first copy")
 	fs.StringVar(&o.tableMode, "table-mode", "", "iceberg: changelog (default: every row appended, with _rowkind) or upsert (the current state per primary key: equality and position deletes)")
 	fs.StringVar(&o.table, "table", "", "the table a conversion with a schema loads into, NAMESPACE.NAME (iceberg)")
 	fs.BoolVar(&o.mergeUpdates, "merge-updates", false, "re-encoding: write a -U row followed by its +U row as one native update message (Flink writes a delete and an insert)")
@@ -591,6 +593,10 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		return cfg, nil, usagef("--no-lineage applies without a schema; a schema has exactly its columns (declare METADATA FROM 'file.line' or 'source-position' to get them)")
 	}
 	cfg.NoLineage = o.noLineage
+	if o.dedup && !o.materialize {
+		return cfg, nil, usagef("--dedup applies to --materialize: a snapshot keeps one copy of an event delivered twice; a changelog keeps every message as it came (Flink's cdc-events-duplicate, too, needs a stateful step)")
+	}
+	cfg.Dedup = o.dedup
 	if o.materialize {
 		if to != pipeline.ToParquet {
 			return cfg, nil, usagef("--materialize applies to --to parquet (for Iceberg, --table-mode upsert keeps the current state)")

@@ -38,7 +38,7 @@ Common flags:
   --report FILE      the run as JSON: status, times, counts and outcome per input
   --workers N        cores to use (default: all)
 
-More flags: --catalog, --table, --no-lineage, --failed, --on-success,
+More flags: --catalog, --table, --dedup, --no-lineage, --failed, --on-success,
 --merge-updates, --envelope, --batch-rows,
 --row-group-rows, --parquet-dictionary, --parquet-delta, --max-line-size,
 --log-format, --cpuprofile, --quiet: 'cdcetl help flags'. Metadata columns
