@@ -216,7 +216,7 @@ func TestWatchIceberg(t *testing.T) {
 	}
 	for name, rows := range want {
 		if !slices.Equal(got[name], rows) {
-			t.Errorf("%s: the watcher's table has %d rows, the batch load's %d", name, len(got[name]), len(rows))
+			t.Errorf("%s: the watcher's table has %d rows, the batch load's %d:\n%s", name, len(got[name]), len(rows), diffRows(got[name], rows))
 		}
 	}
 }
@@ -250,6 +250,7 @@ func lakeRows(t *testing.T, wh string) map[string][]string {
 					cols = append(cols, f.Name)
 				}
 			}
+			slices.Sort(cols)
 			_, it, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowRecords(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -259,10 +260,17 @@ func lakeRows(t *testing.T, wh string) map[string][]string {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// By column name: a table that grew a column by a later
+				// input has it last, one loaded at once where inference
+				// put it.
+				idx := map[string]int{}
+				for i, f := range rec.Schema().Fields() {
+					idx[f.Name] = i
+				}
 				for r := range int(rec.NumRows()) {
 					var b strings.Builder
-					for c := range int(rec.NumCols()) {
-						b.WriteString(rec.Column(c).ValueStr(r) + "|")
+					for _, c := range cols {
+						b.WriteString(c + "=" + rec.Column(idx[c]).ValueStr(r) + "|")
 					}
 					rows = append(rows, b.String())
 				}
@@ -273,4 +281,14 @@ func lakeRows(t *testing.T, wh string) map[string][]string {
 		}
 	}
 	return out
+}
+
+// diffRows shows the first rows two sorted lists do not share.
+func diffRows(got, want []string) string {
+	for i := 0; i < len(got) && i < len(want); i++ {
+		if got[i] != want[i] {
+			return "got:  " + got[i] + "\nwant: " + want[i]
+		}
+	}
+	return fmt.Sprintf("%d rows against %d", len(got), len(want))
 }
