@@ -110,6 +110,14 @@ type commitResult struct {
 // goes into the summary for people. Inputs committed at about the same
 // time share a snapshot.
 func (t *Table) Commit(ctx context.Context, files []string, in Input, run string, rows string) (bool, error) {
+	return t.CommitAsync(ctx, files, in, run, rows)()
+}
+
+// CommitAsync is Commit in two steps: the files join the table's next
+// group commit now, and the function returned waits for it. An input of
+// many tables enqueues them all before waiting, so their group windows
+// pass together rather than one after another.
+func (t *Table) CommitAsync(ctx context.Context, files []string, in Input, run string, rows string) func() (bool, error) {
 	if rows != "" {
 		in.Rows = json.RawMessage(rows)
 	}
@@ -128,11 +136,13 @@ func (t *Table) Commit(ctx context.Context, files []string, in Input, run string
 	if lead {
 		go t.lead(context.WithoutCancel(ctx), run)
 	}
-	select {
-	case r := <-q.done:
-		return r.committed, r.err
-	case <-ctx.Done():
-		return false, ctx.Err()
+	return func() (bool, error) {
+		select {
+		case r := <-q.done:
+			return r.committed, r.err
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
 	}
 }
 

@@ -273,21 +273,36 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 			o.rows = fr.tableStats[tr.id].Rows
 		}
 	}
+	// Changelog tables' commits are all enqueued first (each table's
+	// group commit waits its window), then awaited in order.
+	waits := make([]func() (bool, error), len(ids))
+	held := make([]bool, len(ids))
 	for n, id := range ids {
 		o := fr.lakeOuts[id]
 		if o == nil {
 			continue
 		}
-		held := false
 		for _, p := range o.prior {
 			ok, err := p.Committed(ctx, in)
 			if err != nil {
 				return err
 			}
-			held = held || ok
+			held[n] = held[n] || ok
 		}
-		if held {
-			removeFiles(o.files())
+		if !held[n] && o.delta == nil && !isDelta(o.part) {
+			rows, _ := o.rows.MarshalJSON()
+			waits[n] = o.table.CommitAsync(ctx, o.files(), in, r.runID, string(rows))
+		}
+	}
+	for n, id := range ids {
+		o := fr.lakeOuts[id]
+		if o == nil {
+			continue
+		}
+		if held[n] {
+			if waits[n] == nil {
+				removeFiles(o.files())
+			}
 			r.dropOutput(fr, id, o)
 			st.Held++
 			continue
@@ -295,12 +310,13 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 		rows, _ := o.rows.MarshalJSON()
 		var done bool
 		var err error
-		if pd, ok := o.part.(*lake.PartitionedDelta); ok {
+		switch pd, ok := o.part.(*lake.PartitionedDelta); {
+		case waits[n] != nil:
+			done, err = waits[n]()
+		case ok:
 			done, err = o.table.CommitDeltas(ctx, pd.Deltas(), in, r.runID, string(rows))
-		} else if o.delta != nil {
+		default:
 			done, err = o.table.CommitDelta(ctx, o.delta, in, r.runID, string(rows))
-		} else {
-			done, err = o.table.Commit(ctx, o.files(), in, r.runID, string(rows))
 		}
 		if done && o.part != nil {
 			// The outputs are the partitions' files.
@@ -322,11 +338,17 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 		}
 		if err != nil {
 			// The files not committed are nobody's: removed (a crash
-			// leaves them to the next run's clean-up).
+			// leaves them to the next run's clean-up). Commits already
+			// enqueued finish on their own; their files are the tables'.
 			var rest []string
-			for _, id := range ids[n:] {
-				if o := fr.lakeOuts[id]; o != nil {
+			for m, id := range ids[n:] {
+				if o := fr.lakeOuts[id]; o != nil && (m == 0 || waits[n+m] == nil) {
 					rest = append(rest, o.files()...)
+				}
+			}
+			for _, w := range waits[n+1:] {
+				if w != nil {
+					w()
 				}
 			}
 			removeFiles(rest)
@@ -334,6 +356,12 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 		}
 	}
 	return nil
+}
+
+// isDelta reports whether a partitioned output is an upsert delta.
+func isDelta(p partitionedOut) bool {
+	_, ok := p.(*lake.PartitionedDelta)
+	return ok
 }
 
 // truncateDeltas tells an input's upsert deltas where it truncates their
