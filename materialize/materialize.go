@@ -13,6 +13,7 @@ package materialize
 import (
 	"bytes"
 	"container/heap"
+	"encoding/binary"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -328,8 +330,17 @@ func (m *materializer) readChanges(ctx context.Context, path string, res *Result
 
 // entry is a change of the run under way: its key and where it is.
 type entry struct {
+	pre      uint64 // the key's first 8 bytes, big-endian: most comparisons end here
 	key, pos []byte
 	rec, row int32
+}
+
+// prefix is the first 8 bytes of b as a big-endian number (zero-padded),
+// ordered as bytes.Compare orders b.
+func prefix(b []byte) uint64 {
+	var buf [8]byte
+	copy(buf[:], b)
+	return binary.BigEndian.Uint64(buf[:])
 }
 
 // spill sorts the run under way by key, keeps each key's last change and
@@ -338,9 +349,13 @@ func (m *materializer) spill(ctx context.Context) error {
 	if len(m.recs) == 0 {
 		return nil
 	}
-	var ents []entry
+	var rows int64
+	for _, rec := range m.recs {
+		rows += rec.NumRows()
+	}
+	ents := make([]entry, 0, rows)
+	offs := make([]int, 0, rows+1)
 	var arena []byte
-	offs := []int{}
 	for ri, rec := range m.recs {
 		cols := keyArrays(rec, m.keyCols)
 		for i := range int(rec.NumRows()) {
@@ -356,12 +371,19 @@ func (m *materializer) spill(ctx context.Context) error {
 	offs = append(offs, len(arena))
 	for i := range ents {
 		ents[i].key = arena[offs[i]:offs[i+1]]
+		ents[i].pre = prefix(ents[i].key)
 		if m.posCol >= 0 {
 			ents[i].pos = posAt(m.recs[ents[i].rec], m.posCol, int(ents[i].row))
 		}
 	}
 	// By key, then by place in the run: a key's later change stays later.
 	slices.SortFunc(ents, func(a, b entry) int {
+		if a.pre != b.pre {
+			if a.pre < b.pre {
+				return -1
+			}
+			return 1
+		}
 		if c := bytes.Compare(a.key, b.key); c != 0 {
 			return c
 		}
@@ -541,13 +563,18 @@ func (s *source) advance(m *materializer) error {
 	return err
 }
 
-// posAt is row i's source position (nil when NULL).
+// posAt is row i's source position (nil when NULL). It shares rec's
+// memory (no copy per row): valid while rec is held.
 func posAt(rec arrow.RecordBatch, col, i int) []byte {
 	a, ok := rec.Column(col).(*array.String)
 	if !ok || a.IsNull(i) {
 		return nil
 	}
-	return []byte(a.Value(i))
+	v := a.Value(i)
+	if v == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(v), len(v))
 }
 
 type sourceHeap []*source
@@ -661,7 +688,7 @@ func (m *materializer) merge(ctx context.Context) (int64, error) {
 	pendRow, filled := -1, false
 	var winPos []byte // the winner's position and kind (--dedup)
 	var winKind string
-	winRow := -1
+	winRow, winHasPos := -1, false
 	settle := func() error {
 		if pendRow >= 0 {
 			if filled {
@@ -681,6 +708,7 @@ func (m *materializer) merge(ctx context.Context) (int64, error) {
 			}
 			prev = append(prev[:0], s.key...)
 			winPos, winKind = append(winPos[:0], s.pos...), s.rec.Column(0).(*array.String).Value(s.row)
+			winHasPos = s.pos != nil
 			winRow = -1
 			if m.isLive(s.rec, s.row) {
 				row := out.add(s.rec, s.row)
@@ -689,7 +717,7 @@ func (m *materializer) merge(ctx context.Context) (int64, error) {
 					pend, pendRow = names, row
 				}
 			}
-		} else if m.job.Dedup && winPos != nil && bytes.Equal(s.pos, winPos) && (s.rec.Column(0).(*array.String).Value(s.row) == winKind || s.age == 0 && winRow >= 0) {
+		} else if m.job.Dedup && winHasPos && s.pos != nil && bytes.Equal(s.pos, winPos) && (s.rec.Column(0).(*array.String).Value(s.row) == winKind || s.age == 0 && winRow >= 0) {
 			// (The previous snapshot's rows are live images without
 			// their kind.)
 			// An older copy of the winner: it is the one kept.
