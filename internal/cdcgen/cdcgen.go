@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -32,6 +33,54 @@ func SchemaFor(format string) string {
 	return Schema
 }
 
+// Shapes of generated data: "products" (the default: the products table,
+// lean envelopes, two metadata columns), "envelope" (the same table as
+// the producers write it in full, with every metadata column of the
+// format declared), "wide" (60 columns of mixed types, half NULL).
+var Shapes = []string{"products", "envelope", "wide"}
+
+// SchemaForShape is the --schema of a shape's messages in format.
+func SchemaForShape(format, shape string) string {
+	switch shape {
+	case "envelope":
+		cols := strings.Replace(Schema, "in_stock BOOLEAN", "in_stock TINYINT", 1)
+		switch format {
+		case "canal-json":
+			return cols + ", `database` STRING METADATA FROM 'database' VIRTUAL, `table` STRING METADATA FROM 'table' VIRTUAL, " +
+				"sql_type MAP<STRING, INT> METADATA FROM 'sql-type' VIRTUAL, pk_names ARRAY<STRING> METADATA FROM 'pk-names' VIRTUAL, " +
+				"ingested TIMESTAMP_LTZ(3) METADATA FROM 'ingestion-timestamp' VIRTUAL, event_ts TIMESTAMP_LTZ(3) METADATA FROM 'event-timestamp' VIRTUAL"
+		case "maxwell-json":
+			return cols + ", `database` STRING METADATA FROM 'database' VIRTUAL, `table` STRING METADATA FROM 'table' VIRTUAL, " +
+				"pk_columns ARRAY<STRING> METADATA FROM 'primary-key-columns' VIRTUAL, ingested TIMESTAMP_LTZ(3) METADATA FROM 'ingestion-timestamp' VIRTUAL"
+		case "ogg-json":
+			return cols + ", `table` STRING METADATA FROM 'table' VIRTUAL, pk_columns ARRAY<STRING> METADATA FROM 'primary-keys' VIRTUAL, " +
+				"ingested TIMESTAMP_LTZ(6) METADATA FROM 'ingestion-timestamp' VIRTUAL, event_ts TIMESTAMP_LTZ(6) METADATA FROM 'event-timestamp' VIRTUAL"
+		case "debezium-json":
+			return cols + ", ingested TIMESTAMP_LTZ(3) METADATA FROM 'ingestion-timestamp' VIRTUAL, source_ts TIMESTAMP_LTZ(3) METADATA FROM 'source.timestamp' VIRTUAL, " +
+				"source_db STRING METADATA FROM 'source.database' VIRTUAL, source_schema STRING METADATA FROM 'source.schema' VIRTUAL, " +
+				"source_table STRING METADATA FROM 'source.table' VIRTUAL, source_props MAP<STRING, STRING> METADATA FROM 'source.properties' VIRTUAL"
+		}
+	case "wide":
+		return wideSchema() + strings.TrimPrefix(SchemaFor(format), Schema)
+	}
+	return SchemaFor(format)
+}
+
+// NewShape returns a generator of shape's messages in format.
+func NewShape(format, shape string, seed uint64) (interface{ Next([]byte) []byte }, error) {
+	switch shape {
+	case "", "products":
+		return New(format, seed), nil
+	case "envelope":
+		g := New(format, seed)
+		g.Envelope = true
+		return g, nil
+	case "wide":
+		return newWide(format, seed), nil
+	}
+	return nil, fmt.Errorf("unknown shape %q (%s)", shape, strings.Join(Shapes, ", "))
+}
+
 type product struct {
 	id                   int64
 	name, desc, category string
@@ -46,13 +95,20 @@ type product struct {
 
 var words = []string{"scooter", "battery", "drill", "hammer", "rocks", "jacket", "tire", "lamp", "chair", "desk", "cable", "phone"}
 var categories = []string{"tools", "outdoor", "home", "auto", "electronics"}
+var adjectives = []string{"durable", "lightweight", "waterproof", "compact", "ergonomic", "café-grade", "heavy-duty", "quiet"}
 
 // Generator produces messages; it is deterministic for a seed.
 type Generator struct {
 	// Tables, when above 1, spreads the messages over that many tables
 	// of the same shape (products_00, products_01, ...), as a database's
 	// one stream holds them.
-	Tables       int
+	Tables int
+	// Envelope writes the messages as the producers write them in full
+	// (shape "envelope"): every envelope field (positions, server and
+	// thread ids, xid/xoffset, tokens), MySQL booleans as 0/1, longer
+	// descriptions with escaped newlines and quotes.
+	Envelope     bool
+	pos          int64 // binlog position
 	table, upper string
 	format       string
 	r            *rand.Rand
@@ -67,10 +123,34 @@ func New(format string, seed uint64) *Generator {
 }
 
 func (g *Generator) newProduct() product {
+	desc := "A " + words[g.r.IntN(len(words))] + " with " + words[g.r.IntN(len(words))] + " and " + words[g.r.IntN(len(words))]
+	if g.Envelope {
+		// Product copy as shops write it: a few sentences, line breaks,
+		// quotes, a non-ASCII word now and then.
+		var b []byte
+		for k := 3 + g.r.IntN(5); k > 0; k-- {
+			b = append(b, "The "...)
+			b = append(b, words[g.r.IntN(len(words))]...)
+			b = append(b, " is "...)
+			b = append(b, adjectives[g.r.IntN(len(adjectives))]...)
+			b = append(b, ", rated for "...)
+			b = strconv.AppendInt(b, int64(g.r.IntN(5000)), 10)
+			b = append(b, " hours."...)
+			switch g.r.IntN(4) {
+			case 0:
+				b = append(b, `\n`...)
+			case 1:
+				b = append(b, ` \"Pro\" edition.`...)
+			default:
+				b = append(b, ' ')
+			}
+		}
+		desc = string(b)
+	}
 	p := product{
 		id:          g.nextID,
 		name:        words[g.r.IntN(len(words))] + " " + strconv.Itoa(g.r.IntN(1000)),
-		desc:        "A " + words[g.r.IntN(len(words))] + " with " + words[g.r.IntN(len(words))] + " and " + words[g.r.IntN(len(words))],
+		desc:        desc,
 		category:    categories[g.r.IntN(len(categories))],
 		weightCents: int64(g.r.IntN(100000)),
 		qty:         g.r.IntN(500),
@@ -87,6 +167,7 @@ func (g *Generator) newProduct() product {
 // Next appends one message (no newline) to dst.
 func (g *Generator) Next(dst []byte) []byte {
 	g.ts += int64(g.r.IntN(1000))
+	g.pos += 200 + int64(g.r.IntN(800))
 	g.table, g.upper = "products", "PRODUCTS"
 	if g.Tables > 1 {
 		n := g.r.IntN(g.Tables)
@@ -119,9 +200,62 @@ func (g *Generator) Next(dst []byte) []byte {
 	}
 }
 
+func (g *Generator) rowOf(dst []byte, p product, asStrings bool) []byte {
+	return p.rowAs(dst, asStrings, g.Envelope)
+}
+
+// boolValue is an old image's in_stock: MySQL's 0/1 in envelopes.
+func (g *Generator) boolValue(dst []byte, v bool) []byte {
+	if !g.Envelope {
+		return strconv.AppendBool(dst, v)
+	}
+	if v {
+		return append(dst, '1')
+	}
+	return append(dst, '0')
+}
+
+// maxwellExtra writes the envelope fields Maxwell adds (shape envelope):
+// xid with xoffset or commit, the binlog position, server and thread ids,
+// and the primary key.
+func (g *Generator) maxwellExtra(dst []byte, p product) []byte {
+	if !g.Envelope {
+		return dst
+	}
+	dst = append(dst, `,"xid":`...)
+	dst = strconv.AppendInt(dst, 8000000+g.ts/50, 10)
+	if g.r.IntN(3) == 0 {
+		dst = append(dst, `,"commit":true`...)
+	} else {
+		dst = append(dst, `,"xoffset":`...)
+		dst = strconv.AppendInt(dst, int64(g.r.IntN(20)), 10)
+	}
+	dst = append(dst, `,"position":"mysql-bin.000003:`...)
+	dst = strconv.AppendInt(dst, g.pos, 10)
+	dst = append(dst, `","server_id":223344,"thread_id":`...)
+	dst = strconv.AppendInt(dst, int64(100+g.r.IntN(8)), 10)
+	dst = append(dst, `,"primary_key":[`...)
+	dst = strconv.AppendInt(dst, p.id, 10)
+	return append(dst, `]`...)
+}
+
+// oggExtra writes the envelope fields GoldenGate adds (shape envelope).
+func (g *Generator) oggExtra(dst []byte) []byte {
+	if !g.Envelope {
+		return dst
+	}
+	dst = append(dst, `,"primary_keys":["id"],"tokens":{"txid":"`...)
+	dst = strconv.AppendInt(dst, 9000000+g.ts/50, 10)
+	dst = append(dst, `","csn":"`...)
+	dst = strconv.AppendInt(dst, 70000000+g.pos, 10)
+	return append(dst, `"}`...)
+}
+
 func weight(c int64) string { return fmt.Sprintf("%d.%02d", c/100, c%100) }
 
-func (p product) row(dst []byte, asStrings bool) []byte {
+func (p product) row(dst []byte, asStrings bool) []byte { return p.rowAs(dst, asStrings, false) }
+
+func (p product) rowAs(dst []byte, asStrings, envelope bool) []byte {
 	q := func(s string) []byte {
 		dst = append(dst, '"')
 		dst = append(dst, s...)
@@ -155,6 +289,14 @@ func (p product) row(dst []byte, asStrings bool) []byte {
 	}
 	dst = append(dst, `,"in_stock":`...)
 	switch {
+	case envelope && asStrings && p.inStock:
+		dst = q("1")
+	case envelope && asStrings:
+		dst = q("0")
+	case envelope && p.inStock:
+		dst = append(dst, '1')
+	case envelope:
+		dst = append(dst, '0')
 	case asStrings && p.inStock:
 		dst = q("true")
 	case asStrings:
@@ -183,12 +325,12 @@ func (g *Generator) insert(dst []byte, p product) []byte {
 	case "canal-json":
 		// Canal batches rows: insert this one and up to two more.
 		dst = append(dst, `{"data":[`...)
-		dst = p.row(dst, true)
+		dst = g.rowOf(dst, p, true)
 		for k := g.r.IntN(3); k > 0; k-- {
 			q := g.newProduct()
 			g.live = append(g.live, q)
 			dst = append(dst, ',')
-			dst = q.row(dst, true)
+			dst = g.rowOf(dst, q, true)
 		}
 		return g.canalTail(dst, "INSERT", `null`)
 	case "maxwell-json":
@@ -196,22 +338,32 @@ func (g *Generator) insert(dst []byte, p product) []byte {
 		dst = append(dst, g.table...)
 		dst = append(dst, `","type":"insert","ts":`...)
 		dst = strconv.AppendInt(dst, g.ts/1000, 10)
-		dst = append(dst, `,"xid":`...)
-		dst = strconv.AppendInt(dst, g.ts%100000, 10)
-		dst = append(dst, `,"commit":true,"data":`...)
-		dst = p.row(dst, false)
+		if g.Envelope {
+			dst = g.maxwellExtra(dst, p)
+			dst = append(dst, `,"data":`...)
+		} else {
+			dst = append(dst, `,"xid":`...)
+			dst = strconv.AppendInt(dst, g.ts%100000, 10)
+			dst = append(dst, `,"commit":true,"data":`...)
+		}
+		dst = g.rowOf(dst, p, false)
 		return append(dst, `,"primary_key_columns":["id"]}`...)
 	case "ogg-json":
 		dst = append(dst, `{"table":"INVENTORY.`...)
 		dst = append(dst, g.upper...)
 		dst = append(dst, `","op_type":"I",`...)
 		dst = g.oggTimes(dst)
-		dst = append(dst, `,"primary_keys":["id"],"after":`...)
-		dst = p.row(dst, false)
+		if g.Envelope {
+			dst = g.oggExtra(dst)
+			dst = append(dst, `,"after":`...)
+		} else {
+			dst = append(dst, `,"primary_keys":["id"],"after":`...)
+		}
+		dst = g.rowOf(dst, p, false)
 		return append(dst, '}')
 	default:
 		dst = append(dst, `{"before":null,"after":`...)
-		dst = p.row(dst, false)
+		dst = g.rowOf(dst, p, false)
 		return g.debeziumTail(dst, "c")
 	}
 }
@@ -220,13 +372,13 @@ func (g *Generator) update(dst []byte, before, after product) []byte {
 	switch g.format {
 	case "canal-json":
 		dst = append(dst, `{"data":[`...)
-		dst = after.row(dst, true)
+		dst = g.rowOf(dst, after, true)
 		dst = append(dst, `],"old":[{"weight":"`...)
 		dst = append(dst, weight(before.weightCents)...)
 		dst = append(dst, `","quantity":"`...)
 		dst = strconv.AppendInt(dst, int64(before.qty), 10)
 		dst = append(dst, `","in_stock":"`...)
-		dst = strconv.AppendBool(dst, before.inStock)
+		dst = g.boolValue(dst, before.inStock)
 		dst = append(dst, `"}`...)
 		return g.canalTail(dst, "UPDATE", "")
 	case "maxwell-json":
@@ -234,30 +386,32 @@ func (g *Generator) update(dst []byte, before, after product) []byte {
 		dst = append(dst, g.table...)
 		dst = append(dst, `","type":"update","ts":`...)
 		dst = strconv.AppendInt(dst, g.ts/1000, 10)
+		dst = g.maxwellExtra(dst, after)
 		dst = append(dst, `,"data":`...)
-		dst = after.row(dst, false)
+		dst = g.rowOf(dst, after, false)
 		dst = append(dst, `,"old":{"weight":`...)
 		dst = append(dst, weight(before.weightCents)...)
 		dst = append(dst, `,"quantity":`...)
 		dst = strconv.AppendInt(dst, int64(before.qty), 10)
 		dst = append(dst, `,"in_stock":`...)
-		dst = strconv.AppendBool(dst, before.inStock)
+		dst = g.boolValue(dst, before.inStock)
 		return append(dst, `},"primary_key_columns":["id"]}`...)
 	case "ogg-json":
 		dst = append(dst, `{"table":"INVENTORY.`...)
 		dst = append(dst, g.upper...)
 		dst = append(dst, `","op_type":"U",`...)
 		dst = g.oggTimes(dst)
+		dst = g.oggExtra(dst)
 		dst = append(dst, `,"before":`...)
-		dst = before.row(dst, false)
+		dst = g.rowOf(dst, before, false)
 		dst = append(dst, `,"after":`...)
-		dst = after.row(dst, false)
+		dst = g.rowOf(dst, after, false)
 		return append(dst, '}')
 	default:
 		dst = append(dst, `{"before":`...)
-		dst = before.row(dst, false)
+		dst = g.rowOf(dst, before, false)
 		dst = append(dst, `,"after":`...)
-		dst = after.row(dst, false)
+		dst = g.rowOf(dst, after, false)
 		return g.debeziumTail(dst, "u")
 	}
 }
@@ -266,27 +420,32 @@ func (g *Generator) delete(dst []byte, p product) []byte {
 	switch g.format {
 	case "canal-json":
 		dst = append(dst, `{"data":[`...)
-		dst = p.row(dst, true)
+		dst = g.rowOf(dst, p, true)
 		return g.canalTail(dst, "DELETE", "null")
 	case "maxwell-json":
 		dst = append(dst, `{"database":"inventory","table":"`...)
 		dst = append(dst, g.table...)
 		dst = append(dst, `","type":"delete","ts":`...)
 		dst = strconv.AppendInt(dst, g.ts/1000, 10)
+		dst = g.maxwellExtra(dst, p)
 		dst = append(dst, `,"data":`...)
-		dst = p.row(dst, false)
+		dst = g.rowOf(dst, p, false)
+		if g.Envelope {
+			return append(dst, `,"primary_key_columns":["id"]}`...)
+		}
 		return append(dst, `}`...)
 	case "ogg-json":
 		dst = append(dst, `{"table":"INVENTORY.`...)
 		dst = append(dst, g.upper...)
 		dst = append(dst, `","op_type":"D",`...)
 		dst = g.oggTimes(dst)
+		dst = g.oggExtra(dst)
 		dst = append(dst, `,"before":`...)
-		dst = p.row(dst, false)
+		dst = g.rowOf(dst, p, false)
 		return append(dst, '}')
 	default:
 		dst = append(dst, `{"before":`...)
-		dst = p.row(dst, false)
+		dst = g.rowOf(dst, p, false)
 		dst = append(dst, `,"after":null`...)
 		return g.debeziumTail(dst, "d")
 	}

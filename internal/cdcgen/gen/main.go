@@ -17,15 +17,22 @@ func main() {
 	mb := flag.Int("mb", 64, "approximate output size in MiB")
 	seed := flag.Uint64("seed", 1, "random seed")
 	schema := flag.Bool("schema", false, "print the matching --schema and exit")
-	tables := flag.Int("tables", 1, "tables the messages are spread over (products_00, ...)")
+	tables := flag.Int("tables", 1, "tables the messages are spread over (products_00, ...; shape products)")
+	shape := flag.String("shape", "products", "products, envelope (full producer envelopes, every metadata column) or wide (60 columns, half NULL)")
 	flag.Parse()
 	if *schema {
-		fmt.Println(cdcgen.SchemaFor(*format))
+		fmt.Println(cdcgen.SchemaForShape(*format, *shape))
 		return
 	}
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
-	g := cdcgen.New(*format, *seed)
-	g.Tables = *tables
+	g, err := cdcgen.NewShape(*format, *shape, *seed)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if p, ok := g.(*cdcgen.Generator); ok {
+		p.Tables = *tables
+	}
 	var buf []byte
 	for n := 0; n < *mb<<20; {
 		buf = append(g.Next(buf[:0]), '\n')
