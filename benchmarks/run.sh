@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Converts about MiB mebibytes (default 1024) of generated changelog per
-# format with cdcetl (1 and 2 workers) and with DuckDB (1 and 2 threads),
+# format with cdcetl (1 and 2 workers), with DuckDB and with Polars
+# (nodejs-polars, polarspeer/; 1 and 2 threads; POLARS=0 leaves it out),
 # checks that both wrote the same rows (counts and sums per row kind), and
 # prints a table: MB/s of input, rows/s, peak RSS, output size, the
 # cdcetl/DuckDB ratio, and a bare jsonparser walk as the parse floor; the
@@ -33,6 +34,17 @@ trap 'rm -rf "$dir"/out-*' EXIT
 
 (cd "$root" && go build -o "$dir/cdcetl" ./cmd/cdcetl && go build -o "$dir/gen" ./internal/cdcgen/gen)
 (cd "$here" && go build -o "$dir/floor" ./floor && go build -o "$dir/duckpeer" ./duckpeer)
+# The Polars peer (nodejs-polars from npm, installed once into $dir).
+polars=
+if [ "${POLARS:-1}" = 1 ] && command -v npm >/dev/null; then
+  mkdir -p "$dir/polars"
+  cp "$here/polarspeer/package.json" "$here/polarspeer/peer.js" "$dir/polars/"
+  if [ -d "$dir/polars/node_modules/nodejs-polars-linux-x64-gnu" ] || (cd "$dir/polars" && npm i --no-audit --no-fund >/dev/null 2>&1); then
+    polars="$dir/polars/peer.js"
+  else
+    echo "npm could not install nodejs-polars: the Polars rows are left out" >&2
+  fi
+fi
 
 # measure NAME CMD... : prints "seconds peakKB" of one run
 measure() {
@@ -52,6 +64,7 @@ printf '%-9s %-14s %-10s %7s %9s %12s %10s %10s %11s\n' shape format system thre
 for shape in $shapes; do
 configs="floor-1 cdcetl-1 cdcetl-2 producer-1 noschema-1 duckdb-1 duckdb-2"
 [ "$shape" = products ] && configs="floor-1 cdcetl-1 cdcetl-2 producer-1 noschema-1 schema20-1 tables20-1 duckdb-1 duckdb-2"
+[ -n "$polars" ] && configs="$configs polars-1 polars-2"
 for f in $formats; do
   in="$dir/$f-$mib.jsonl"
   [ "$shape" = products ] || in="$dir/$shape-$f-$mib.jsonl"
@@ -78,6 +91,7 @@ for f in $formats; do
         schema20) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in20") ;;
         tables20) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --workers "$t" -o "$out" "$in20") ;;
         duckdb) read -r s kb < <(measure "$dir/duckpeer" convert "$f" "$in" "$out/duck.parquet" "$t" "$shape") ;;
+        polars) read -r s kb < <(measure env POLARS_MAX_THREADS="$t" node "$polars" "$f" "$in" "$out/polars.parquet" "$shape") ;;
       esac
       if (( $(echo "$s < ${secs[$cfg]}" | bc) )); then secs[$cfg]=$s; fi
       all[$cfg]="${all[$cfg]:-} $s"
@@ -86,6 +100,7 @@ for f in $formats; do
         pq="$out/$(basename "$in").parquet"
         case $sys in
           duckdb) pq="$out/duck.parquet" ;;
+          polars) pq="$out/polars.parquet" ;;
           schema20) pq="$out/$(basename "$in20").parquet" ;;
           noschema|tables20) pq="$out/*/*/*.parquet" ;; # routed: a directory per table
         esac
@@ -110,6 +125,7 @@ for f in $formats; do
     # 1 worker (2 workers) -- the issue's three targets.
     case $cfg in
       duckdb-*) ratio=$(median_ratio "${all[duckdb-$t]}" "${all[cdcetl-$t]}") ;;
+      polars-*) ratio=$(median_ratio "${all[polars-$t]}" "${all[cdcetl-$t]}") ;;
       cdcetl-1) ratio="floor×$(median_ratio "${all[cdcetl-1]}" "${all[floor-1]}")" ;;
       cdcetl-2) ratio="×$(median_ratio "${all[cdcetl-1]}" "${all[cdcetl-2]}")" ;;
       producer-1) ratio="flink×$(median_ratio "${all[cdcetl-1]}" "${all[producer-1]}")" ;;
@@ -119,7 +135,9 @@ for f in $formats; do
     esac
     printf '%-9s %-14s %-10s %7s %9.1f %12.0f %8dMiB %8dMiB %11s\n' "$shape" "$f" "$sys" "$t" "$mb" "$(echo "$rows/$s" | bc -l)" $((rss[$cfg]/1024)) $(( ${size[$cfg]}/1048576 )) "$ratio"
   done
-  for v in cdcetl-2 producer-1 duckdb-1 duckdb-2; do
+  checks="cdcetl-2 producer-1 duckdb-1 duckdb-2"
+  [ -n "$polars" ] && checks="$checks polars-1 polars-2"
+  for v in $checks; do
     cmp -s "$dir/verify-cdcetl-1.txt" "$dir/verify-$v.txt" || { echo "$shape $f: $v wrote different rows:"; cat "$dir/verify-cdcetl-1.txt" "$dir/verify-$v.txt"; exit 1; }
   done
   # Without a schema the columns are the inferred ones: the row counts agree.
