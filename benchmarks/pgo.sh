@@ -2,7 +2,8 @@
 # Regenerates cmd/cdcetl/default.pgo, the profile `go build` uses for
 # profile-guided optimization of the cdcetl binary: CPU profiles of
 # one-worker conversions to Parquet of MiB (default 256) of each generated
-# format, two runs each, merged. Rerun it after changing the hot path
+# format in each data shape (products, envelope, wide; the first also
+# routed without a schema over 20 tables), merged. Rerun it after changing the hot path
 # (decoders, builders, the Parquet writer): a stale profile only loses the
 # gain, it never changes what the binary does.
 #
@@ -16,13 +17,16 @@ mkdir -p "$dir"
 trap 'rm -rf "$dir"' EXIT
 (cd "$root" && go build -pgo=off -o "$dir/cdcetl" ./cmd/cdcetl && go build -o "$dir/gen" ./internal/cdcgen/gen)
 for f in canal-json maxwell-json ogg-json debezium-json; do
-  "$dir/gen" -format "$f" -mb "$mib" > "$dir/in.jsonl"
-  schema="$("$dir/gen" -format "$f" -schema)"
-  for r in 1 2; do
+  for shape in products envelope wide; do
+    "$dir/gen" -format "$f" -shape "$shape" -mb "$mib" > "$dir/in.jsonl"
+    schema="$("$dir/gen" -format "$f" -shape "$shape" -schema)"
     rm -rf "$dir/out"
     "$dir/cdcetl" convert --quiet --format "$f" --schema "$schema" --workers 1 \
-      --cpuprofile "$dir/$f-$r.prof" -o "$dir/out" "$dir/in.jsonl"
+      --cpuprofile "$dir/$f-$shape.prof" -o "$dir/out" "$dir/in.jsonl"
   done
+  "$dir/gen" -format "$f" -mb "$mib" -tables 20 > "$dir/in.jsonl"
+  rm -rf "$dir/out"
+  "$dir/cdcetl" convert --quiet --workers 1 --cpuprofile "$dir/$f-routed.prof" -o "$dir/out" "$dir/in.jsonl"
 done
 (cd "$root" && go tool pprof -proto "$dir"/*.prof > cmd/cdcetl/default.pgo)
 echo "wrote $root/cmd/cdcetl/default.pgo"

@@ -125,11 +125,12 @@ function plan() {
 }
 
 const p = plan();
-const src = pl.scanJson(input, { schema: p.schema });
+// One parse of the input (the four row kinds' plans would each scan it
+// again), then the images of every kind from the frame in memory.
+const src = pl.scanJson(input, { schema: p.schema }).collectSync().lazy();
 const parts = p.kinds.map(([kind, filter, row, old]) => {
   let lf = src.filter(filter);
   if (p.canal) lf = old ? lf.explode(["data", "old"]) : lf.explode("data");
   return lf.select(pl.lit(kind).alias("_rowkind"), ...image(row, old), ...p.meta);
 });
-// sinkParquet plans the sink; collecting it streams the rows out.
-pl.concat(parts, { how: "vertical" }).sinkParquet(output, { compression: "snappy" }).collectSync();
+pl.concat(parts, { how: "vertical" }).collectSync().writeParquet(output, { compression: "snappy" });
