@@ -423,7 +423,12 @@ func (st storage) nodeFor(t arrowconv.Type) parquet.Node {
 // or nil. It resolves the array type once per batch instead of per value.
 func (st storage) columnFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 	switch t.Kind {
-	case arrowconv.Array, arrowconv.Map, arrowconv.Multiset, arrowconv.Row:
+	case arrowconv.Array, arrowconv.Map, arrowconv.Multiset:
+		if !flatLists {
+			return nil
+		}
+		return st.flatListFor(t, newLeaf)
+	case arrowconv.Row:
 		return nil
 	}
 	l := newLeaf()
@@ -490,6 +495,93 @@ func (st storage) columnFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 			}
 			l.defined()
 			put(l, arr, i)
+		}
+	}
+}
+
+// flatLists turns flatListFor on (a test compares it with the emitter).
+var flatLists = true
+
+// flatListFor is columnFor for a top-level LIST of a primitive, or a MAP
+// (MULTISET) of primitives: the levels emitterFor would give, written
+// column at a time (these are the metadata lists and maps, and
+// _unchanged, in every row). Deeper nesting returns nil (the emitter).
+func (st storage) flatListFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
+	nested := func(k arrowconv.Kind) bool {
+		return k == arrowconv.Array || k == arrowconv.Map || k == arrowconv.Multiset || k == arrowconv.Row
+	}
+	if nested(t.Elem.Kind) || (t.Kind == arrowconv.Map && nested(t.Value.Kind)) {
+		return nil
+	}
+	// Levels of an optional top-level list: def 0 NULL, 1 empty, 2 a NULL
+	// element (value), 3 a value; rep 0 a row's first entry, 1 the next.
+	if t.Kind == arrowconv.Array {
+		el := newLeaf()
+		put := st.putterFor(*t.Elem)
+		return func(arr arrow.Array, from, to int) {
+			a := arr.(*array.List)
+			vals := a.ListValues()
+			for i := from; i < to; i++ {
+				if a.IsNull(i) {
+					el.level(0, 0)
+					continue
+				}
+				s, e := a.ValueOffsets(i)
+				if s == e {
+					el.level(0, 1)
+					continue
+				}
+				for j := s; j < e; j++ {
+					r := 1
+					if j == s {
+						r = 0
+					}
+					if vals.IsNull(int(j)) {
+						el.level(r, 2)
+						continue
+					}
+					el.level(r, 3)
+					put(el, vals, int(j))
+				}
+			}
+		}
+	}
+	kl, vl := newLeaf(), newLeaf()
+	kput := st.putterFor(*t.Elem)
+	vt := arrowconv.Type{Kind: arrowconv.Int}
+	if t.Kind == arrowconv.Map {
+		vt = *t.Value
+	}
+	vput := st.putterFor(vt)
+	return func(arr arrow.Array, from, to int) {
+		a := arr.(*array.Map)
+		keys, items := a.Keys(), a.Items()
+		for i := from; i < to; i++ {
+			if a.IsNull(i) {
+				kl.level(0, 0)
+				vl.level(0, 0)
+				continue
+			}
+			s, e := a.ValueOffsets(i)
+			if s == e {
+				kl.level(0, 1)
+				vl.level(0, 1)
+				continue
+			}
+			for j := s; j < e; j++ {
+				r := 1
+				if j == s {
+					r = 0
+				}
+				kl.level(r, 2) // keys are required
+				kput(kl, keys, int(j))
+				if items.IsNull(int(j)) {
+					vl.level(r, 2)
+					continue
+				}
+				vl.level(r, 3)
+				vput(vl, items, int(j))
+			}
 		}
 	}
 }
