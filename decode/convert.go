@@ -32,6 +32,7 @@ type convCtx struct {
 	exact         bool // the schema has a DECIMAL: Jackson reads fractions as exact decimals
 	iso           bool // timestamp-format.standard = ISO-8601
 	failOnMissing bool // plain json's fail-on-missing-field
+	plain         *bool // the decoder's "no shortcuts" (tests), or nil
 	msg           []byte
 	nulled        []error // lenient value failures of the current message
 	zeroDates     int     // MySQL zero dates of the current message made NULL
@@ -384,19 +385,26 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 				return nil // a non-object gives an empty map, not an error
 			}
 			entries, arena = entries[:0], arena[:0]
-			jsonparser.ObjectEach(v, func(k, mv []byte, mt jsonparser.ValueType, _ int) error {
+			add := func(k, mv []byte, mt jsonparser.ValueType) {
 				for i := range entries {
 					e := &entries[i]
-					if string(arena[e.k0:e.k1]) == string(k) {
+					if e.k1-e.k0 == len(k) && string(arena[e.k0:e.k1]) == string(k) {
 						e.v, e.t = mv, mt // duplicate key: the last value wins
-						return nil
+						return
 					}
 				}
 				k0 := len(arena)
 				arena = append(arena, k...)
 				entries = append(entries, entry{k0, len(arena), mv, mt})
-				return nil
-			})
+			}
+			if (cx.plain != nil && *cx.plain) || !eachMember(v, add) {
+				// Not the plain object the fast walk reads: jsonparser's.
+				entries, arena = entries[:0], arena[:0]
+				jsonparser.ObjectEach(v, func(k, mv []byte, mt jsonparser.ValueType, _ int) error {
+					add(k, mv, mt)
+					return nil
+				})
+			}
 			for _, e := range entries {
 				// Keys are plain text already unescaped; feed them as a
 				// string without escapes.
@@ -654,4 +662,61 @@ func (rc *rowConv) conv(i int, v []byte, t jsonparser.ValueType) error {
 		return nil
 	}
 	return rc.cx.apply(rc.inners[i], rc.cols[i], v, t)
+}
+
+// eachMember walks the members of the object v (a whole, already
+// validated JSON object) as jsonparser.ObjectEach reports them: keys
+// unescaped, strings without their quotes. It returns false, having
+// called fn for a prefix of the members at most, when v holds what the
+// walk does not read (the caller then walks it again with jsonparser).
+func eachMember(v []byte, fn func(k, mv []byte, mt jsonparser.ValueType)) bool {
+	i := skipWS(v, 0)
+	if i >= len(v) || v[i] != '{' {
+		return false
+	}
+	i = skipWS(v, i+1)
+	if i < len(v) && v[i] == '}' {
+		return true
+	}
+	for i < len(v) && v[i] == '"' {
+		end, esc, err := scanStringEsc(v, i)
+		if err != nil {
+			return false
+		}
+		k := v[i+1 : end-1]
+		if esc {
+			return false // rare: jsonparser unescapes such keys
+		}
+		i = skipWS(v, end)
+		if i >= len(v) || v[i] != ':' {
+			return false
+		}
+		i = skipWS(v, i+1)
+		if i >= len(v) {
+			return false
+		}
+		sl, next, scalar, err := scanScalar(v, i)
+		if err != nil {
+			return false
+		}
+		if !scalar {
+			e, ok := skipFast(v, i, 1)
+			if !ok {
+				return false
+			}
+			t := jsonparser.Object
+			if v[i] == '[' {
+				t = jsonparser.Array
+			}
+			sl, next = slot{v[i:e], t}, e
+		}
+		fn(k, sl.v, sl.t)
+		i = skipWS(v, next)
+		if i < len(v) && v[i] == ',' {
+			i = skipWS(v, i+1)
+			continue
+		}
+		return i < len(v) && v[i] == '}'
+	}
+	return false
 }

@@ -297,6 +297,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 		b:      b,
 		cx:     &convCtx{format: f.Name, lenient: opts.IgnoreParseErrors, exact: s.HasDecimal(), iso: opts.TimestampISO, failOnMissing: opts.FailOnMissingField},
 	}
+	d.cx.plain = &d.plain
 	var physCols []arrowconv.Column
 	for i, c := range s.Columns {
 		if c.MetadataKey == unchangedKey {
