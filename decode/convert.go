@@ -29,9 +29,9 @@ type convCtx struct {
 	curEnc        *colEnc      // while building: the top-level column's encoding
 	foldKeys      bool         // --column-case insensitive
 	lenient       bool
-	exact         bool // the schema has a DECIMAL: Jackson reads fractions as exact decimals
-	iso           bool // timestamp-format.standard = ISO-8601
-	failOnMissing bool // plain json's fail-on-missing-field
+	exact         bool  // the schema has a DECIMAL: Jackson reads fractions as exact decimals
+	iso           bool  // timestamp-format.standard = ISO-8601
+	failOnMissing bool  // plain json's fail-on-missing-field
 	plain         *bool // the decoder's "no shortcuts" (tests), or nil
 	msg           []byte
 	nulled        []error // lenient value failures of the current message

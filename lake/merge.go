@@ -279,11 +279,11 @@ func (m *merger) readInput(ctx context.Context) error {
 // readTable reads the table's current rows of keys (by chunks of keys, a
 // filter on the key columns each), one per key.
 func (m *merger) readTable(ctx context.Context, keys []string) (map[string]ref, error) {
+	// A table of its own: the shared one is refreshed and replaced by
+	// other inputs' commits while this scan reads.
 	t := m.d.t
-	t.mu.Lock()
-	tbl := t.tbl
-	t.mu.Unlock()
-	if err := tbl.Refresh(ctx); err != nil {
+	tbl, err := t.lake.cat.LoadTable(ctx, t.ident)
+	if err != nil {
 		return nil, err
 	}
 	if tbl.CurrentSnapshot() == nil {

@@ -13,8 +13,8 @@ package materialize
 import (
 	"bytes"
 	"container/heap"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
