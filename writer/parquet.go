@@ -806,7 +806,7 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 		}
 		p.rows += end - start
 		start = end
-		if p.rows >= p.rgRows {
+		if p.rows >= p.rgRows || p.Buffered() >= rowGroupBytes {
 			if err := p.flushRowGroup(); err != nil {
 				return err
 			}
@@ -891,6 +891,11 @@ func (p *Parquet) Buffered() int {
 // Size is about how big the file is so far: what is written, plus the
 // row group under way (before compression of its last pages).
 func (p *Parquet) Size() int64 { return p.off + int64(p.Buffered()) }
+
+// rowGroupBytes ends a row group early once it holds that much in memory:
+// a wide table's 128 Ki rows would hold tens of MiB of pages, live heap
+// that keeps the garbage collector running near the soft memory limit.
+var rowGroupBytes = 24 << 20
 
 // FlushRowGroup ends the row group under way now (rows written so far
 // become one row group), so that one of many writers open at once holds

@@ -745,3 +745,45 @@ func TestFlatListsMatchEmitter(t *testing.T) {
 		t.Fatalf("the column-at-a-time lists and maps wrote a different file (%d bytes) than the emitter (%d bytes)", len(flat), len(emitted))
 	}
 }
+
+// TestRowGroupBytes: a row group ends once its pages hold rowGroupBytes,
+// however few rows it has.
+func TestRowGroupBytes(t *testing.T) {
+	defer func(b int) { rowGroupBytes = b }(rowGroupBytes)
+	rowGroupBytes = 64 << 10
+	s, err := arrowconv.ParseColumns("id BIGINT, s STRING")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewGoAllocator()
+	bld := arrowconv.NewBuilder(mem, s)
+	defer bld.Release()
+	path := filepath.Join(t.TempDir(), "rg.parquet")
+	w, err := NewParquet(path, s, ParquetOptions{PlainStrings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range 20000 {
+		bld.AppendKind(arrowconv.Insert)
+		bld.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(r))
+		bld.Column(1).(*arrowconv.BytesCol).AppendString(fmt.Sprintf("%d-%s", r, strings.Repeat("x", r%64)))
+		if bld.Len() == 500 {
+			rec := bld.Flush()
+			if err := w.Write(context.Background(), rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	if n := rdr.NumRowGroups(); n < 5 || rdr.NumRows() != 20000 {
+		t.Fatalf("%d row groups of %d rows: the byte bound did not end row groups", n, rdr.NumRows())
+	}
+}
