@@ -215,10 +215,27 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		if cf := st.columnFor(c.Type, newLeaf); cf != nil {
 			p.emit = append(p.emit, nil)
 			p.cols = append(p.cols, cf)
-			if !opts.PlainStrings && c.Type.IsString() && !slices.Contains(opts.PlainColumns, c.Name) {
-				// Top-level strings only: nested ones stay PLAIN.
-				l := p.leaves[first]
-				l.dict, l.dictIdx = true, newDictTable()
+			if !opts.PlainStrings && !slices.Contains(opts.PlainColumns, c.Name) {
+				// Top-level strings, the elements of top-level lists and the
+				// keys of top-level maps (they repeat in every row); map
+				// values (positions, times: mostly distinct) and deeper
+				// strings stay PLAIN.
+				var strs []bool
+				switch c.Type.Kind {
+				case arrowconv.Array:
+					strs = []bool{c.Type.Elem.IsString()}
+				case arrowconv.Map:
+					strs = []bool{c.Type.Elem.IsString(), false}
+				case arrowconv.Multiset:
+					strs = []bool{c.Type.Elem.IsString(), false}
+				default:
+					strs = []bool{c.Type.IsString()}
+				}
+				for i, str := range strs {
+					if l := p.leaves[first+i]; str {
+						l.dict, l.dictIdx = true, newDictTable()
+					}
+				}
 			}
 		} else {
 			p.emit = append(p.emit, st.emitterFor(c.Type, true, 0, newLeaf))
