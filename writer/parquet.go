@@ -249,6 +249,11 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	pb := opts.PageBytes
 	if pb <= 0 {
 		pb = pageBytes
+		// A wide table's pages share pageBudget: 60 columns of 1 MiB
+		// pages would keep 60 MiB live, and the collector running.
+		if n := len(p.leaves); n*pb > pageBudget {
+			pb = max(minPageBytes, pageBudget/n)
+		}
 	}
 	for _, l := range p.leaves {
 		l.pageBytes = pb
@@ -908,6 +913,13 @@ func (p *Parquet) Buffered() int {
 // Size is about how big the file is so far: what is written, plus the
 // row group under way (before compression of its last pages).
 func (p *Parquet) Size() int64 { return p.off + int64(p.Buffered()) }
+
+// pageBudget bounds the pages a writer's columns fill at once (by default
+// settings); minPageBytes is the smallest page it gives a column.
+const (
+	pageBudget   = 16 << 20
+	minPageBytes = 64 << 10
+)
 
 // rowGroupBytes ends a row group early once it holds that much in memory:
 // a wide table's 128 Ki rows would hold tens of MiB of pages, live heap

@@ -787,3 +787,31 @@ func TestRowGroupBytes(t *testing.T) {
 		t.Fatalf("%d row groups of %d rows: the byte bound did not end row groups", n, rdr.NumRows())
 	}
 }
+
+// TestPageBudget: a wide table's columns share pageBudget of pages; a
+// narrow one keeps full-size pages.
+func TestPageBudget(t *testing.T) {
+	var cols []string
+	for i := range 100 {
+		cols = append(cols, fmt.Sprintf("c%d BIGINT", i))
+	}
+	for _, c := range []struct {
+		cols []string
+		want int
+	}{{cols, max(minPageBytes, pageBudget/101)}, {cols[:5], pageBytes}} {
+		s, err := arrowconv.ParseColumns(strings.Join(c.cols, ", "))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := NewParquet(filepath.Join(t.TempDir(), "w.parquet"), s, ParquetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range w.leaves {
+			if l.pageBytes != c.want {
+				t.Fatalf("%d columns: a page of %d bytes, want %d", len(c.cols), l.pageBytes, c.want)
+			}
+		}
+		w.Abort()
+	}
+}
