@@ -379,31 +379,33 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 		}
 		var entries []entry
 		var arena []byte
+		// add and each are made once, not per value.
+		add := func(k, mv []byte, mt jsonparser.ValueType) {
+			for i := range entries {
+				e := &entries[i]
+				if e.k1-e.k0 == len(k) && string(arena[e.k0:e.k1]) == string(k) {
+					e.v, e.t = mv, mt // duplicate key: the last value wins
+					return
+				}
+			}
+			k0 := len(arena)
+			arena = append(arena, k...)
+			entries = append(entries, entry{k0, len(arena), mv, mt})
+		}
+		each := func(k, mv []byte, mt jsonparser.ValueType, _ int) error {
+			add(k, mv, mt)
+			return nil
+		}
 		return func(v []byte, t jsonparser.ValueType) error {
 			c.Start()
 			if t != jsonparser.Object {
 				return nil // a non-object gives an empty map, not an error
 			}
 			entries, arena = entries[:0], arena[:0]
-			add := func(k, mv []byte, mt jsonparser.ValueType) {
-				for i := range entries {
-					e := &entries[i]
-					if e.k1-e.k0 == len(k) && string(arena[e.k0:e.k1]) == string(k) {
-						e.v, e.t = mv, mt // duplicate key: the last value wins
-						return
-					}
-				}
-				k0 := len(arena)
-				arena = append(arena, k...)
-				entries = append(entries, entry{k0, len(arena), mv, mt})
-			}
 			if (cx.plain != nil && *cx.plain) || !eachMember(v, add) {
 				// Not the plain object the fast walk reads: jsonparser's.
 				entries, arena = entries[:0], arena[:0]
-				jsonparser.ObjectEach(v, func(k, mv []byte, mt jsonparser.ValueType, _ int) error {
-					add(k, mv, mt)
-					return nil
-				})
+				jsonparser.ObjectEach(v, each)
 			}
 			for _, e := range entries {
 				// Keys are plain text already unescaped; feed them as a

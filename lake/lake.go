@@ -294,7 +294,7 @@ func (t *Table) create(ctx context.Context, s *arrowconv.Schema) (*table.Table, 
 	}
 	opts := []catalog.CreateTableOpt{catalog.WithLocation(FileURL(t.dir))}
 	if len(t.lake.partition) > 0 {
-		spec, err := partitionSpec(t.lake.partition, sc)
+		spec, err := partition.Spec(t.lake.partition, sc)
 		if err != nil {
 			return nil, err
 		}

@@ -293,21 +293,17 @@ func (m *merger) readTable(ctx context.Context, keys []string) (map[string]ref, 
 	for _, k := range keys {
 		want[k] = true
 	}
-	// The key values as literals, from the input's own rows.
-	var lits [][]iceberg.Literal
-	seen := map[string]bool{}
+	// The key values as literals, from the input's own rows (keys are
+	// distinct: those of d.unchPend).
+	lits := make([][]iceberg.Literal, 0, len(keys))
 	for _, k := range keys {
 		r := m.rows[k][0]
 		b := m.pool[r.batch]
 		var l []iceberg.Literal
 		for _, c := range m.d.keyCols {
-			v := partition.LiteralAt(b.Column(c), r.row)
-			l = append(l, v.Val)
+			l = append(l, partition.LiteralAt(b.Column(c), r.row).Val)
 		}
-		if !seen[k] {
-			seen[k] = true
-			lits = append(lits, l)
-		}
+		lits = append(lits, l)
 	}
 	out := map[string]ref{}
 	const chunk = 1000

@@ -13,23 +13,6 @@ import (
 	"github.com/cdcetl/cdcetl/writer"
 )
 
-// partitionSpec builds the spec of fields over schema sc.
-func partitionSpec(fields []partition.Field, sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
-	var pfs []iceberg.PartitionField
-	for i, f := range fields {
-		src, ok := sc.FindFieldByName(f.Column)
-		if !ok {
-			return iceberg.PartitionSpec{}, fmt.Errorf("--partition-by %s: the table has no column %s", f, f.Column)
-		}
-		tr := f.IcebergTransform()
-		if !tr.CanTransform(src.Type) {
-			return iceberg.PartitionSpec{}, fmt.Errorf("--partition-by %s: column %s is %s, which %s cannot partition", f, f.Column, src.Type, f.Transform)
-		}
-		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{src.ID}, FieldID: 1000 + i, Name: f.Name(), Transform: tr})
-	}
-	return iceberg.NewPartitionSpec(pfs...), nil
-}
-
 // sameSpec reports whether a table's spec is the one fields ask for.
 func sameSpec(spec iceberg.PartitionSpec, sc *iceberg.Schema, fields []partition.Field) bool {
 	if spec.NumFields() != len(fields) {
@@ -56,17 +39,9 @@ func (t *Table) NewPartitioned(colOf func(name string) int, open func(dir string
 	spec := t.tbl.Spec()
 	sc := t.tbl.Schema()
 	t.mu.Unlock()
-	var cols []partition.Column
-	for _, pf := range spec.Fields() {
-		src, ok := sc.FindFieldByID(pf.SourceID())
-		if !ok {
-			return nil, fmt.Errorf("iceberg table %s: partition source %d is no column", t.Name(), pf.SourceID())
-		}
-		c := colOf(src.Name)
-		if c < 0 {
-			return nil, fmt.Errorf("iceberg table %s: partition column %s is not among the rows' columns", t.Name(), src.Name)
-		}
-		cols = append(cols, partition.Column{Col: c, Transform: pf.Transform, ID: pf.FieldID, Name: pf.Name, Result: pf.Transform.ResultType(src.Type)})
+	cols, err := partition.Bind(spec, sc, colOf)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg table %s: %w", t.Name(), err)
 	}
 	return partition.New(cols, partition.Options{
 		Open: func(dir string, _ int) (partition.File, string, error) { return open(dir) },

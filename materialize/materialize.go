@@ -707,8 +707,10 @@ func (m *materializer) merge(ctx context.Context) (int64, error) {
 				return 0, err
 			}
 			prev = append(prev[:0], s.key...)
-			winPos, winKind = append(winPos[:0], s.pos...), s.rec.Column(0).(*array.String).Value(s.row)
-			winHasPos = s.pos != nil
+			if m.job.Dedup { // the winner's identity, kept only for --dedup
+				winPos, winKind = append(winPos[:0], s.pos...), s.rec.Column(0).(*array.String).Value(s.row)
+				winHasPos = s.pos != nil
+			}
 			winRow = -1
 			if m.isLive(s.rec, s.row) {
 				row := out.add(s.rec, s.row)

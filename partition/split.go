@@ -27,6 +27,42 @@ type Column struct {
 	Result    iceberg.Type // the transform's result type
 }
 
+// Spec is the partition spec of fields over schema sc (field IDs from
+// 1000, as Iceberg numbers them).
+func Spec(fields []Field, sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
+	var pfs []iceberg.PartitionField
+	for i, f := range fields {
+		src, ok := sc.FindFieldByName(f.Column)
+		if !ok {
+			return iceberg.PartitionSpec{}, fmt.Errorf("--partition-by %s: the table has no column %s", f, f.Column)
+		}
+		tr := f.IcebergTransform()
+		if !tr.CanTransform(src.Type) {
+			return iceberg.PartitionSpec{}, fmt.Errorf("--partition-by %s: column %s is %s, which %s cannot partition", f, f.Column, src.Type, f.Transform)
+		}
+		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{src.ID}, FieldID: 1000 + i, Name: f.Name(), Transform: tr})
+	}
+	return iceberg.NewPartitionSpec(pfs...), nil
+}
+
+// Bind binds spec's fields over schema sc to the rows' columns; colOf
+// gives the record column of a column name (-1: none).
+func Bind(spec iceberg.PartitionSpec, sc *iceberg.Schema, colOf func(name string) int) ([]Column, error) {
+	var cols []Column
+	for _, pf := range spec.Fields() {
+		src, ok := sc.FindFieldByID(pf.SourceID())
+		if !ok {
+			return nil, fmt.Errorf("partition source %d is no column", pf.SourceID())
+		}
+		c := colOf(src.Name)
+		if c < 0 {
+			return nil, fmt.Errorf("partition column %s is not among the rows' columns", src.Name)
+		}
+		cols = append(cols, Column{Col: c, Transform: pf.Transform, ID: pf.FieldID, Name: pf.Name, Result: pf.Transform.ResultType(src.Type)})
+	}
+	return cols, nil
+}
+
 // Options are a Writer's settings.
 type Options struct {
 	// Hive escapes directory names as Hive (and Flink's filesystem

@@ -98,20 +98,13 @@ func bindPartitions(fields []partition.Field, schema *arrowconv.Schema) ([]parti
 	if err != nil {
 		return nil, err
 	}
-	var cols []partition.Column
-	for i, f := range fields {
-		src, ok := sc.FindFieldByName(f.Column)
-		c := slices.IndexFunc(schema.Columns, func(c arrowconv.Field) bool { return c.Name == f.Column })
-		if !ok || c < 0 {
-			return nil, fmt.Errorf("--partition-by %s: the table has no column %s", f, f.Column)
-		}
-		tr := f.IcebergTransform()
-		if !tr.CanTransform(src.Type) {
-			return nil, fmt.Errorf("--partition-by %s: column %s is %s, which %s cannot partition", f, f.Column, schema.Columns[c].Type, f.Transform)
-		}
-		cols = append(cols, partition.Column{Col: c + 1, Transform: tr, ID: 1000 + i, Name: f.Name(), Result: tr.ResultType(src.Type)})
+	spec, err := partition.Spec(fields, sc)
+	if err != nil {
+		return nil, err
 	}
-	return cols, nil
+	return partition.Bind(spec, sc, func(name string) int {
+		return slices.IndexFunc(schema.Columns, func(c arrowconv.Field) bool { return c.Name == name }) + 1
+	})
 }
 
 // resolveHive replaces, in an input's outputs, each partitioned output's

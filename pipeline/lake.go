@@ -299,10 +299,8 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 		if o == nil {
 			continue
 		}
-		if held[n] {
-			if waits[n] == nil {
-				removeFiles(o.files())
-			}
+		if held[n] { // nothing was enqueued for it
+			removeFiles(o.files())
 			r.dropOutput(fr, id, o)
 			st.Held++
 			continue

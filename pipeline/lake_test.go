@@ -455,12 +455,7 @@ func TestIcebergPartitioned(t *testing.T) {
 				t.Fatalf("shop.%s id=%d: %d of %d files planned: no pruning", name, k, len(tasks), len(all))
 			}
 			rows := scanRows(t, tbl, cols, table.WithRowFilter(filter))
-			var wantK []string
-			for _, r := range want {
-				if strings.Contains(r, fmt.Sprintf("|id=%d|", k)) {
-					wantK = append(wantK, r)
-				}
-			}
+			wantK := keyRows(want, k)
 			if !slices.Equal(rows, wantK) {
 				t.Fatalf("shop.%s id=%d: %d rows, want %d", name, k, len(rows), len(wantK))
 			}
@@ -492,16 +487,8 @@ func TestIcebergUpsertPartitioned(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := lake.Open(context.Background(), wh, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	for _, name := range []string{"t0", "t1"} {
-		tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{"shop", name})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tbl := loadTable(t, wh, "", "shop", name)
 		cols, got := scanTable(t, tbl)
 		want := replay(t, filepath.Join(pq, "shop", name), []string{"id"}, cols)
 		if len(want) < 10 || !slices.Equal(got, want) {
@@ -526,13 +513,7 @@ func TestIcebergUpsertPartitioned(t *testing.T) {
 		for k := range 60 {
 			filter := iceberg.EqualTo(iceberg.Reference("id"), int32(k))
 			rows := scanRows(t, tbl, cols, table.WithRowFilter(filter))
-			var wantK []string
-			for _, r := range want {
-				if strings.Contains(r, fmt.Sprintf("|id=%d|", k)) {
-					wantK = append(wantK, r)
-				}
-			}
-			if !slices.Equal(rows, wantK) {
+			if wantK := keyRows(want, k); !slices.Equal(rows, wantK) {
 				t.Fatalf("shop.%s id=%d: %v, want %v", name, k, rows, wantK)
 			}
 		}
@@ -561,16 +542,7 @@ func TestIcebergUpsertFillsUnchanged(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		l, err := lake.Open(context.Background(), wh, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{"d", "t"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := scanRows(t, tbl, []string{"id", "a", "b", "c"})
-		l.Close()
+		got := scanRows(t, loadTable(t, wh, "", "d", "t"), []string{"id", "a", "b", "c"})
 		if !slices.Equal(got, want) {
 			t.Fatalf("partitioned %v: the table has %d rows, the model %d:\n%s", parts, len(got), len(want), firstDiff(got, want))
 		}
@@ -598,18 +570,36 @@ func TestIcebergUpsertFillsUnchangedCompositeKey(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := lake.Open(context.Background(), wh, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{"d", "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := scanRows(t, tbl, []string{"id", "k2", "a", "b"})
+	got := scanRows(t, loadTable(t, wh, "", "d", "t"), []string{"id", "k2", "a", "b"})
 	want := []string{"id=1|k2=x|a=a1|b=b1|", "id=1|k2=y|a=a3|b=b2|"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
+}
+
+// loadTable loads table ns.name of the warehouse wh through catalog uri
+// ("": the embedded one); the catalog closes when the test ends.
+func loadTable(t *testing.T, wh, uri, ns, name string) *table.Table {
+	t.Helper()
+	l, err := lake.Open(context.Background(), wh, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{ns, name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// keyRows are the rows of key id=k among canonical rows.
+func keyRows(rows []string, k int) []string {
+	var out []string
+	for _, r := range rows {
+		if strings.Contains(r, fmt.Sprintf("|id=%d|", k)) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

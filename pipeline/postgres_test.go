@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go/table"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/cdcetl/cdcetl/decode"
@@ -84,16 +83,7 @@ func TestIcebergPostgresCatalog(t *testing.T) {
 		t.Errorf("first run committed %d, the forced rerun %d", st.Committed, st2.Committed)
 	}
 	rows := func(wh, uri, name string) []string {
-		l, err := lake.Open(context.Background(), wh, uri)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{"shop", name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, got := scanTable(t, tbl)
+		_, got := scanTable(t, loadTable(t, wh, uri, "shop", name))
 		return got
 	}
 	for _, name := range []string{"t0", "t1"} {

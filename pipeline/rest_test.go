@@ -10,7 +10,6 @@ import (
 
 	"github.com/apache/iceberg-go"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
-	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/cdcetl/cdcetl/decode"
@@ -68,16 +67,7 @@ func TestIcebergRESTCatalog(t *testing.T) {
 				t.Errorf("the forced rerun committed %d", st2.Committed)
 			}
 			rows := func(wh, uri, name string) []string {
-				l, err := lake.Open(context.Background(), wh, uri)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer l.Close()
-				tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{"shop", name})
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, got := scanTable(t, tbl)
+				_, got := scanTable(t, loadTable(t, wh, uri, "shop", name))
 				return got
 			}
 			for _, name := range []string{"t0", "t1"} {

@@ -115,13 +115,7 @@ func filesystemOptions(kv map[string]string) (pipeline.FilesystemOptions, bool, 
 // parseMemorySize reads a size as Flink's MemorySize does: a number and
 // an optional unit (b, k/kb, m/mb, g/gb, t/tb, binary multiples).
 func parseMemorySize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) })
-	num, unit := s, ""
-	if i >= 0 {
-		num, unit = s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
+	n, unit, err := numberAndUnit(s)
 	if err != nil {
 		return 0, err
 	}
@@ -148,23 +142,30 @@ func parseMemorySize(s string) (int64, error) {
 // parseFlinkDuration reads a duration as Flink's TimeUtils does: a number
 // and a unit (ms, s, min, h, d and their long names; none: ms).
 func parseFlinkDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) })
-	num, unit := s, ""
-	if i >= 0 {
-		num, unit = s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
+	n, unit, err := numberAndUnit(s)
 	if err != nil {
 		return 0, err
 	}
-	units := map[string]time.Duration{"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
-		"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
-		"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
-		"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
-	u, ok := units[unit]
+	u, ok := durationUnits[unit]
 	if !ok {
 		return 0, fmt.Errorf("unknown unit %q", unit)
 	}
 	return time.Duration(n) * u, nil
+}
+
+var durationUnits = map[string]time.Duration{"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
+
+// numberAndUnit splits "128 MB" into 128 and "mb" (the unit lower-cased,
+// "" when none).
+func numberAndUnit(s string) (int64, string, error) {
+	s = strings.TrimSpace(s)
+	num, unit := s, ""
+	if i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) }); i >= 0 {
+		num, unit = s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	return n, unit, err
 }
