@@ -275,12 +275,21 @@ func (t *Table) commitWith(ctx context.Context, decide func() (iceberg.Propertie
 			t.refresh()
 			return true, nil
 		}
-		if !errors.Is(err, table.ErrCommitFailed) {
+		if !conflict(err) {
 			return false, err
 		}
 		last = err
 	}
 	return false, fmt.Errorf("%d attempts met concurrent commits: %w", maxAttempts, last)
+}
+
+// conflict reports whether a commit failed because another one got there
+// first. The SQL catalog checks a transaction's requirements against the
+// head it reads and returns their failure untyped ("requirement failed:
+// branch "main" was created concurrently", when two writers make a
+// table's first snapshot at once); a stale head is a conflict like any.
+func conflict(err error) bool {
+	return errors.Is(err, table.ErrCommitFailed) || strings.Contains(strings.ToLower(err.Error()), "requirement failed")
 }
 
 // tableFileToDataFile describes a data file of t from its footer.

@@ -139,7 +139,7 @@ func TestHiveRecoversPending(t *testing.T) {
 	for _, p := range paths {
 		planned = append(planned, pendingStem{Stem: filepath.Base(p), Routed: true, Partitioned: true})
 	}
-	if err := writePending(out, planned); err != nil {
+	if err := writePending(out, pendingName, planned); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Run(context.Background(), cfg, paths[:2]); err != nil {

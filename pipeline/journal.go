@@ -138,44 +138,111 @@ type Journal struct {
 }
 
 // OpenJournal reads (or starts) the journal of dir.
-func OpenJournal(dir string) (*Journal, error) {
-	path := filepath.Join(dir, JournalName)
-	j := &Journal{entries: map[inputKey]Entry{}, latest: map[string]int{}, owners: map[string]inputKey{}}
+func OpenJournal(dir string) (*Journal, error) { return openJournal(dir, "") }
+
+// JournalFile is the journal file a shard appends to (tag "" for a whole
+// run: JournalName).
+func JournalFile(sh Shard) string { return taggedName(JournalName, sh.tag()) }
+
+// journalFile is one journal file's content: its last entry per input and
+// its last conversion record.
+type journalFile struct {
+	entries map[inputKey]Entry
+	order   []inputKey // first appearance
+	conv    *Conversion
+	lines   int
+	torn    bool
+}
+
+func readJournalFile(path string) (*journalFile, []byte, error) {
+	jf := &journalFile{entries: map[inputKey]Entry{}}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("journal %s: %w", path, err)
+		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	lines, torn, convs := 0, false, 0
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}
-		lines++
+		jf.lines++
 		var l journalLine
 		if json.Unmarshal(line, &l) != nil {
-			torn = true // a line torn by a crash
+			jf.torn = true // a line torn by a crash
 			continue
 		}
 		if l.Conversion != nil {
-			j.conv = l.Conversion
-			convs++
+			jf.conv = l.Conversion
 			continue
 		}
 		if l.Path != "" {
-			j.put(l.Entry)
+			k := l.key()
+			if _, ok := jf.entries[k]; !ok {
+				jf.order = append(jf.order, k)
+			}
+			jf.entries[k] = l.Entry
 		}
 	}
-	// Rewrite it compacted (one entry per input), atomically, when a torn
-	// line must go or superseded entries dominate; otherwise just append.
-	// (A watcher opens the journal for every file: no rewrite each time.)
-	if torn || lines > 2*(len(j.entries)+1)+64 || (len(data) > 0 && data[len(data)-1] != '\n') {
+	return jf, data, nil
+}
+
+// openJournal reads every journal file of dir — the whole runs' and each
+// shard's — and opens the one of shard tag for appending. Where files
+// disagree about an input (a rerun with another shard count converted it
+// again), the entry written last wins; so does the conversion record.
+func openJournal(dir, tag string) (*Journal, error) {
+	name := taggedName(JournalName, tag)
+	path := filepath.Join(dir, name)
+	j := &Journal{entries: map[inputKey]Entry{}, latest: map[string]int{}, owners: map[string]inputKey{}}
+	own, data, err := readJournalFile(path)
+	if err != nil {
+		return nil, err
+	}
+	files := []*journalFile{own}
+	others, err := filepath.Glob(filepath.Join(dir, "_cdcetl_journal*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range others {
+		if t, ok := tagOfName(filepath.Base(p), JournalName); !ok || t == tag {
+			continue
+		}
+		jf, _, err := readJournalFile(p)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, jf)
+	}
+	for _, jf := range files {
+		if c := jf.conv; c != nil && (j.conv == nil || c.Time.After(j.conv.Time)) {
+			j.conv = c
+		}
+		for _, k := range jf.order {
+			e := jf.entries[k]
+			if old, ok := j.entries[k]; ok && !e.Time.After(old.Time) {
+				continue // the own file wins ties
+			}
+			j.put(e)
+		}
+	}
+	// Rewrite the own file compacted (one entry per input), atomically,
+	// when a torn line must go or superseded entries dominate; otherwise
+	// just append. (A watcher opens the journal for every file: no rewrite
+	// each time.)
+	if own.torn || own.lines > 2*(len(own.entries)+1)+64 || (len(data) > 0 && data[len(data)-1] != '\n') {
 		var buf bytes.Buffer
-		if j.conv != nil {
-			b, _ := json.Marshal(journalLine{Conversion: j.conv})
+		if own.conv != nil {
+			b, _ := json.Marshal(journalLine{Conversion: own.conv})
 			buf.Write(append(b, '\n'))
 		}
-		for _, e := range j.sorted() {
-			b, _ := json.Marshal(e)
+		ks := slices.Clone(own.order)
+		slices.SortFunc(ks, func(a, b inputKey) int {
+			if c := strings.Compare(a.path, b.path); c != 0 {
+				return c
+			}
+			return a.gen - b.gen
+		})
+		for _, k := range ks {
+			b, _ := json.Marshal(own.entries[k])
 			buf.Write(append(b, '\n'))
 		}
 		tmp := path + ".tmp"
@@ -425,7 +492,11 @@ func fileHash(path string) (string, error) {
 
 // CleanTemp removes temporary files a killed run left in dir: the
 // ".<name>.<random>.tmp" files of atomic outputs.
-func CleanTemp(dir string) error {
+func CleanTemp(dir string) error { return cleanTemp(dir, func(string) bool { return true }) }
+
+// cleanTemp removes the temporary files of the runs may allows (by the
+// shard tag in their names, "" for whole runs).
+func cleanTemp(dir string, may func(tag string) bool) error {
 	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -434,7 +505,7 @@ func CleanTemp(dir string) error {
 			return err
 		}
 		name := d.Name()
-		if !d.IsDir() && strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp") {
+		if !d.IsDir() && strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp") && may(tempTag(name)) {
 			return os.Remove(path)
 		}
 		return nil

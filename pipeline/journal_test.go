@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,22 +122,98 @@ func TestTornJournalAndTempFiles(t *testing.T) {
 }
 
 // TestOutputDirLock: a second run on the same output directory waits for
-// the first.
+// the first; shards of one count run side by side, but wait for a whole
+// run, which waits for them; a shard of another count is refused.
 func TestOutputDirLock(t *testing.T) {
 	dir := t.TempDir()
-	unlock, err := lockDir(context.Background(), dir)
+	bg := context.Background()
+	lock := func(sh Shard) (*outputLock, error) {
+		ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+		defer cancel()
+		return lockOutput(ctx, dir, sh)
+	}
+	whole, err := lockOutput(bg, dir, Shard{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	if _, err := lockDir(ctx, dir); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := lock(Shard{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("second lock: %v, want to wait until the deadline", err)
 	}
-	unlock()
-	unlock2, err := lockDir(context.Background(), dir)
+	if _, err := lock(Shard{1, 3}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a shard beside a whole run: %v, want to wait", err)
+	}
+	whole.release()
+	s0, err := lock(Shard{0, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	unlock2()
+	s1, err := lock(Shard{1, 3})
+	if err != nil {
+		t.Fatalf("shards of one count must not wait for each other: %v", err)
+	}
+	if s1.mayClean("0-of-3") || !s1.mayClean("1-of-3") || !s1.mayClean("") {
+		t.Error("shard 1 may clean only its own and whole runs' leftovers while shard 0 runs")
+	}
+	if _, err := lock(Shard{1, 3}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the same shard twice: %v, want to wait", err)
+	}
+	if _, err := lock(Shard{0, 7}); err == nil || !strings.Contains(err.Error(), "another sharding") {
+		t.Fatalf("a shard of another count: %v, want it refused", err)
+	}
+	if _, err := lock(Shard{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a whole run beside shards: %v, want to wait", err)
+	}
+	s0.release()
+	// Shard 0 is gone: shard 2 may clean up after it (and holds its lock
+	// while it does).
+	s2, err := lock(Shard{2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s2.mayClean("0-of-3") || s2.mayClean("1-of-3") {
+		t.Error("shard 2 may clean the idle shard 0's leftovers, not the running shard 1's")
+	}
+	if _, err := lock(Shard{0, 3}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal("shard 0 must wait while shard 2 cleans up after it")
+	}
+	s2.releaseIdle()
+	s0, err = lock(Shard{0, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []*outputLock{s0, s1, s2} {
+		l.release()
+	}
+	whole, err = lock(Shard{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole.release()
+}
+
+// TestJournalUnionOfShards: a journal reads every shard's file; where two
+// disagree about an input, the later entry wins, and compaction rewrites
+// only the run's own file.
+func TestJournalUnionOfShards(t *testing.T) {
+	dir := t.TempDir()
+	line := func(path string, size int, at string) string {
+		return fmt.Sprintf(`{"path":%q,"size":%d,"mtime_ns":1,"status":"ok","time":%q}`+"\n", path, size, at)
+	}
+	os.WriteFile(filepath.Join(dir, "_cdcetl_journal.0-of-3.jsonl"), []byte(line("/a", 1, "2026-01-01T00:00:00Z")+line("/b", 1, "2026-01-01T00:00:00Z")), 0o644)
+	os.WriteFile(filepath.Join(dir, "_cdcetl_journal.1-of-7.jsonl"), []byte(line("/a", 2, "2026-01-02T00:00:00Z")), 0o644)
+	os.WriteFile(filepath.Join(dir, "_cdcetl_journal.2-of-3.jsonl"), []byte(line("/b", 3, "2025-12-31T00:00:00Z")+`{"path":"/c","si`), 0o644)
+	j, err := openJournal(dir, "2-of-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for path, size := range map[string]int64{"/a": 2, "/b": 1} {
+		if e, ok := j.Lookup(path); !ok || e.Size != size {
+			t.Errorf("%s: %+v, want the later entry (size %d)", path, e, size)
+		}
+	}
+	own, _ := os.ReadFile(filepath.Join(dir, "_cdcetl_journal.2-of-3.jsonl"))
+	if string(own) != strings.TrimSuffix(line("/b", 3, "2025-12-31T00:00:00Z"), "\n")+"\n" && !strings.Contains(string(own), `"path":"/b"`) || strings.Contains(string(own), `"/a"`) || strings.Contains(string(own), `"/c"`) {
+		t.Errorf("the own file, compacted, holds only its own entries:\n%s", own)
+	}
 }

@@ -461,8 +461,8 @@ func removeFiles(paths []string) {
 // inputs it did not journal, unless a table refers to them (the run was
 // killed between the commit and the journal: the table holds them, and
 // the rerun finds its inputs there).
-func recoverLake(ctx context.Context, dir string, j *Journal, l *lake.Lake) error {
-	stems, err := readPending(dir)
+func recoverLake(ctx context.Context, dir, pending string, j *Journal, l *lake.Lake) error {
+	stems, err := readPending(dir, pending)
 	if err != nil || len(stems) == 0 {
 		return err
 	}

@@ -157,13 +157,13 @@ type pendingStem struct {
 }
 
 // writePending records the stems of a run.
-func writePending(dir string, stems []pendingStem) error {
+func writePending(dir, name string, stems []pendingStem) error {
 	var b []byte
 	for _, s := range stems {
 		line, _ := json.Marshal(s)
 		b = append(append(b, line...), '\n')
 	}
-	path := filepath.Join(dir, pendingName)
+	path := filepath.Join(dir, name)
 	if err := writeSynced(path, b); err != nil {
 		return err
 	}
@@ -172,8 +172,8 @@ func writePending(dir string, stems []pendingStem) error {
 }
 
 // readPending reads the stems of the pending file, if any.
-func readPending(dir string) ([]pendingStem, error) {
-	path := filepath.Join(dir, pendingName)
+func readPending(dir, name string) ([]pendingStem, error) {
+	path := filepath.Join(dir, name)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -193,8 +193,8 @@ func readPending(dir string) ([]pendingStem, error) {
 
 // recoverPending removes the outputs of a killed run that no journal entry
 // lists, then the pending file.
-func recoverPending(dir string, j *Journal) error {
-	path := filepath.Join(dir, pendingName)
+func recoverPending(dir, name string, j *Journal) error {
+	path := filepath.Join(dir, name)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

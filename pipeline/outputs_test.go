@@ -34,7 +34,7 @@ func TestPendingOutputsOfAKilledRun(t *testing.T) {
 	orphanDead := filepath.Join(out, "_dead_letters", "sub9", "lost.json.jsonl")
 	os.MkdirAll(filepath.Dir(orphanDead), 0o755)
 	os.WriteFile(orphanDead, []byte("{}\n"), 0o644)
-	if err := writePending(out, []pendingStem{{Stem: filepath.Join("sub9", "lost.json")}, {Stem: filepath.Join("sub0", "f00.json")}}); err != nil {
+	if err := writePending(out, pendingName, []pendingStem{{Stem: filepath.Join("sub9", "lost.json")}, {Stem: filepath.Join("sub0", "f00.json")}}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := Run(context.Background(), cfg, []string{in})

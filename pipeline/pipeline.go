@@ -96,6 +96,11 @@ type Config struct {
 	PartitionBy []partition.Field
 	// Filesystem are Flink's filesystem-connector options for Parquet.
 	Filesystem FilesystemOptions
+	// Shard, when set (Count > 1), converts only the inputs of that shard
+	// (shard.go): n processes, one per shard, share one output directory,
+	// journal file by journal file, and together write what one run
+	// writes.
+	Shard Shard
 	// TableMode is Iceberg output's: "changelog" (default: every row
 	// appended) or "upsert" (the current state per primary key).
 	TableMode string
@@ -313,6 +318,10 @@ type Stats struct {
 	// Failed counts inputs that failed (KeepGoing).
 	Skipped int `json:"skipped_inputs"`
 	Failed  int `json:"failed_inputs"`
+	// OtherShards counts the inputs found that belong to other shards
+	// (--shard): Files + Skipped + Failed + OtherShards are the inputs
+	// found.
+	OtherShards int `json:"other_shard_inputs,omitempty"`
 	// Warnings are things that look wrong but did not stop the run (a
 	// column no message has, canal messages of several tables).
 	Warnings []string `json:"warnings,omitempty"`
@@ -440,6 +449,7 @@ func (s *Stats) add(o Stats) {
 	s.DeadLetters += o.DeadLetters
 	s.Skipped += o.Skipped
 	s.Failed += o.Failed
+	s.OtherShards += o.OtherShards
 	s.Committed += o.Committed
 	s.Held += o.Held
 	s.Warnings = append(s.Warnings, o.Warnings...)
@@ -508,6 +518,24 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		return Stats{}, setup(errors.New("parquet output needs an output directory (-o DIR)"))
 	}
 	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
+	if cfg.Shard.Sharded() {
+		if err := checkShardable(&cfg); err != nil {
+			return Stats{}, setup(err)
+		}
+		release, err := claimTempTag(cfg.Shard.tag())
+		if err != nil {
+			return Stats{}, setup(err)
+		}
+		defer release()
+		mine := files[:0:0]
+		for _, f := range files {
+			if cfg.Shard.Owns(f.Rel) {
+				mine = append(mine, f)
+			}
+		}
+		r.total.OtherShards = len(files) - len(mine)
+		files = mine
+	}
 	if cfg.To == ToIceberg {
 		if err := r.openLake(ctx); err != nil {
 			return Stats{}, setup(err)
@@ -539,33 +567,46 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	var order []int // each file's place among the inputs given (skipped ones included)
 	if cfg.OutDir != "" {
 		// Another cdcetl writing here (a watcher, say) goes first: cleaning
-		// temporary files and appending the journal are not shared.
-		unlock, err := lockDir(ctx, cfg.OutDir)
+		// temporary files and appending the journal are not shared. Shards
+		// share the directory, each with a journal and pending file of
+		// its own (shard.go, lock.go).
+		lk, err := lockOutput(ctx, cfg.OutDir, cfg.Shard)
 		if err != nil {
 			return Stats{}, setup(err)
 		}
-		defer unlock()
-		// Leftovers of a killed run first, then the journal.
-		if err := CleanTemp(cfg.OutDir); err != nil {
+		defer lk.release()
+		// Leftovers of killed runs first, then the journal.
+		if err := cleanTemp(cfg.OutDir, lk.mayClean); err != nil {
 			return Stats{}, setup(err)
 		}
-		if r.journal, err = OpenJournal(cfg.OutDir); err != nil {
+		if r.journal, err = openJournal(cfg.OutDir, lk.tag); err != nil {
 			return Stats{}, setup(err)
 		}
 		defer r.journal.Close()
-		if r.lake != nil {
-			if err := recoverLake(ctx, cfg.OutDir, r.journal, r.lake); err != nil {
-				return Stats{}, setup(err)
-			}
-		}
 		if cfg.Materialize {
 			if err := recoverCurrent(cfg.OutDir); err != nil {
 				return Stats{}, setup(err)
 			}
 		}
-		if err := recoverPending(cfg.OutDir, r.journal); err != nil {
+		pendings, err := filepath.Glob(filepath.Join(cfg.OutDir, "_cdcetl_pending*.jsonl"))
+		if err != nil {
 			return Stats{}, setup(err)
 		}
+		for _, p := range pendings {
+			name := filepath.Base(p)
+			if tag, ok := tagOfName(name, pendingName); !ok || !lk.mayClean(tag) {
+				continue
+			}
+			if r.lake != nil {
+				if err := recoverLake(ctx, cfg.OutDir, name, r.journal, r.lake); err != nil {
+					return Stats{}, setup(err)
+				}
+			}
+			if err := recoverPending(cfg.OutDir, name, r.journal); err != nil {
+				return Stats{}, setup(err)
+			}
+		}
+		lk.releaseIdle()
 		conv := cfg.Conversion()
 		r.fingerprint = conv.Fingerprint
 		if !cfg.Force {
@@ -622,12 +663,13 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		planned = append(planned, p)
 	}
 	if cfg.OutDir != "" && len(files) > 0 {
-		if err := writePending(cfg.OutDir, planned); err != nil {
+		pending := taggedName(pendingName, cfg.Shard.tag())
+		if err := writePending(cfg.OutDir, pending, planned); err != nil {
 			return Stats{}, setup(err)
 		}
 		defer func() {
 			if !r.unsettled {
-				os.Remove(filepath.Join(cfg.OutDir, pendingName))
+				os.Remove(filepath.Join(cfg.OutDir, pending))
 			}
 		}()
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -272,6 +273,12 @@ func (rt *router) persist(cfg *Config, trs []*tableRun) error {
 			ddl = []byte(tr.ddl) // as the user wrote it
 		}
 		p := filepath.Join(cfg.OutDir, tr.dir, SchemaFile)
+		if cfg.Shard.Sharded() {
+			if err := persistShared(cfg, p, ddl); err != nil {
+				return err
+			}
+			continue
+		}
 		if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, ddl) {
 			continue
 		}
@@ -280,6 +287,47 @@ func (rt *router) persist(cfg *Config, trs []*tableRun) error {
 		}
 	}
 	return nil
+}
+
+// persistShared writes a schema file that other shards write too: under a
+// lock, and only when it adds columns to what the file holds (a shard
+// that saw fewer columns never takes away another's).
+func persistShared(cfg *Config, p string, ddl []byte) error {
+	f, err := flockWait(context.Background(), filepath.Join(cfg.OutDir, "_cdcetl.schema.lock"), syscall.LOCK_EX)
+	if err != nil {
+		return err
+	}
+	defer unflock(f)
+	old, err := os.ReadFile(p)
+	if err == nil {
+		if bytes.Equal(old, ddl) || !addsColumns(old, ddl) {
+			return nil
+		}
+	}
+	return writer.WriteAtomic(p, ddl)
+}
+
+// addsColumns reports whether schema text next has every column of cur
+// and more (or cur cannot be read).
+func addsColumns(cur, next []byte) bool {
+	a, err := arrowconv.ParseDDL(string(cur))
+	if err != nil {
+		return true
+	}
+	b, err := arrowconv.ParseDDL(string(next))
+	if err != nil {
+		return false
+	}
+	have := map[string]bool{}
+	for _, c := range b.Columns {
+		have[c.Name] = true
+	}
+	for _, c := range a.Columns {
+		if !have[c.Name] {
+			return false
+		}
+	}
+	return len(b.Columns) >= len(a.Columns)
 }
 
 // inferFile reads a whole input for its evidence.

@@ -7,7 +7,25 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 )
+
+// tempTag, when set, goes into temporary file names
+// (".<name>.<tag>.<random>.tmp"), so a run that cleans up after killed
+// runs can tell which shard's they are.
+var tempTag atomic.Pointer[string]
+
+// SetTempTag names the shard this process's temporary files belong to
+// ("" for none). It is process-wide: one shard per process.
+func SetTempTag(tag string) { tempTag.Store(&tag) }
+
+// tempPattern is the os.CreateTemp pattern of path's temporary file.
+func tempPattern(path string) string {
+	if t := tempTag.Load(); t != nil && *t != "" {
+		return "." + filepath.Base(path) + "." + *t + ".*.tmp"
+	}
+	return "." + filepath.Base(path) + ".*.tmp"
+}
 
 // atomicFile is an output written under a temporary name in its final
 // directory and renamed into place by commit: a crash at any moment leaves
@@ -28,7 +46,7 @@ func createAtomic(path string, bufSize int) (*atomicFile, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", path, cause(err))
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	f, err := os.CreateTemp(dir, tempPattern(path))
 	if err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", path, cause(err))
 	}

@@ -52,6 +52,7 @@ type convertOpts struct {
 	catalog, table, tableMode, partitionBy    string
 	dedup                                     bool
 	noLineage, materialize                    bool
+	shard                                     string
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
@@ -88,6 +89,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.BoolVar(&o.quiet, "quiet", false, "no summary on stderr")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (go tool pprof)")
 	fs.StringVar(&o.deadLetter, "dead-letter", "", "directory for one JSONL file per input of the messages that could not be decoded and values that became NULL; turns on ignore-parse-errors (default with -o and ignore-parse-errors: DIR/_dead_letters)")
+	fs.StringVar(&o.shard, "shard", "", "i/n: convert only the inputs of shard i (0 <= i < n) of n, side by side with the other shards' processes on the same -o (default $CDCETL_SHARD; a Kubernetes Indexed Job sets it from JOB_COMPLETION_INDEX)")
 	fs.BoolVar(&o.force, "force", false, "convert every input again, whatever the journal in -o DIR says")
 	fs.BoolVar(&o.keepGoing, "keep-going", false, "a file that cannot be decoded is journaled as failed and the others go on (exit status 3)")
 	fs.StringVar(&o.onSuccess, "on-success", "keep", "what to do with a converted input: keep, delete or move=DIR")
@@ -231,6 +233,9 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 		return
 	}
 	switch {
+	case err == nil && st.Files == 0 && st.Skipped == 0 && st.OtherShards > 0:
+		fmt.Fprintf(stderr, "cdcetl: nothing to do in shard %s: all %d inputs belong to other shards\n", cfg.Shard, st.OtherShards)
+		return
 	case err == nil && st.Files == 0 && st.Skipped == 0:
 		fmt.Fprintf(stderr, "cdcetl: no input files under %s (below a directory, names starting with '.' or '_' are skipped)\n", strings.Join(paths, ", "))
 		return
@@ -274,6 +279,9 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 	}
 	if st.Skipped > 0 {
 		fmt.Fprintf(stderr, "; %d inputs already converted (journal)", st.Skipped)
+	}
+	if st.OtherShards > 0 {
+		fmt.Fprintf(stderr, "; shard %s: %d inputs left to the other shards", cfg.Shard, st.OtherShards)
 	}
 	if st.Failed > 0 {
 		fmt.Fprintf(stderr, "; %d inputs failed", st.Failed)
@@ -568,6 +576,13 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	cfg.Encode = decode.EncodeOptions{MergeUpdates: o.mergeUpdates, Envelope: o.envelope}
 	cfg.DeadLetterDir = o.deadLetter
 	cfg.Force, cfg.KeepGoing, cfg.OnSuccess, cfg.FailedDir = o.force, o.keepGoing, o.onSuccess, o.failedDir
+	shard := o.shard
+	if shard == "" {
+		shard = os.Getenv("CDCETL_SHARD")
+	}
+	if cfg.Shard, err = pipeline.ParseShard(shard); err != nil {
+		return cfg, nil, usagef("%v", err)
+	}
 	if o.failedDir != "" {
 		cfg.KeepGoing = true
 	}

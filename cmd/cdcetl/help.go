@@ -38,8 +38,8 @@ Common flags:
   --report FILE      the run as JSON: status, times, counts and outcome per input
   --workers N        cores to use (default: all)
 
-More flags: --catalog, --table, --dedup, --no-lineage, --failed, --on-success,
---merge-updates, --envelope, --batch-rows,
+More flags: --shard i/n (scale out), --catalog, --table, --dedup, --no-lineage,
+--failed, --on-success, --merge-updates, --envelope, --batch-rows,
 --row-group-rows, --parquet-dictionary, --parquet-delta, --max-line-size,
 --log-format, --cpuprofile, --quiet: 'cdcetl help flags'. Metadata columns
 (name TYPE METADATA FROM 'key' VIRTUAL): 'cdcetl help metadata'.

@@ -53,6 +53,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.out == "" {
 		return usagef("watch needs -o OUT")
 	}
+	if o.shard != "" || os.Getenv("CDCETL_SHARD") != "" {
+		return usagef("watch does not take --shard (or CDCETL_SHARD): run one watcher per landing directory, and shard nightly backfills with 'cdcetl convert --shard i/n'")
+	}
 	log, err := newLogger(o.logFormat, stderr)
 	if err != nil {
 		return err
