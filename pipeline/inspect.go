@@ -151,7 +151,7 @@ func inspectFile(cfg *Config, f reader.File, idx int) (*infer.FileEvidence, Insp
 		}
 	}
 	fi.Format = format.Name
-	chunks, err := reader.OpenChunks(f.Path, f.Path, cfg.ChunkSize, cfg.MaxLine)
+	chunks, err := reader.OpenFileChunks(f, f.Path, cfg.ChunkSize, cfg.MaxLine)
 	if err != nil {
 		return nil, fi, err
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/cdcetl/cdcetl/reader"
 )
 
 // JournalName is the journal's file name inside the output directory. The
@@ -437,7 +439,8 @@ func (j *Journal) Close() error { return j.f.Close() }
 // lands again under a name whose earlier inputs were moved away, any
 // earlier generation with the same content. An entry without a
 // fingerprint counts as made by the journal's conversion.
-func (j *Journal) Done(path string, size, mtime int64, fp string) (Entry, bool, error) {
+func (j *Journal) Done(path string, f reader.File, fp string) (Entry, bool, error) {
+	size := f.Size
 	j.mu.Lock()
 	g, ok := j.latest[path]
 	var gens []Entry
@@ -454,7 +457,7 @@ func (j *Journal) Done(path string, size, mtime int64, fp string) (Entry, bool, 
 		if i > 0 && (e.Size != size || e.Hash == "") {
 			continue // earlier generations match by content only
 		}
-		same, err := sameInput(e, path, size, mtime)
+		same, err := sameInput(e, f)
 		if err != nil || same {
 			return e, same, err
 		}
@@ -462,23 +465,23 @@ func (j *Journal) Done(path string, size, mtime int64, fp string) (Entry, bool, 
 	return Entry{}, false, nil
 }
 
-// sameInput reports whether the file at path is the input e describes.
-func sameInput(e Entry, path string, size, mtime int64) (bool, error) {
-	if e.Size == size && e.ModTime == mtime {
+// sameInput reports whether the file f is the input e describes.
+func sameInput(e Entry, f reader.File) (bool, error) {
+	if e.Size == f.Size && e.ModTime == f.ModTime {
 		return true, nil
 	}
-	if e.Size != size || e.Hash == "" {
+	if e.Size != f.Size || e.Hash == "" {
 		return false, nil
 	}
-	sum, err := fileHash(path)
+	sum, err := fileHash(f)
 	if err != nil {
 		return false, err
 	}
 	return sum == e.Hash, nil
 }
 
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
+func fileHash(in reader.File) (string, error) {
+	f, err := in.Open()
 	if err != nil {
 		return "", err
 	}

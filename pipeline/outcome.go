@@ -282,6 +282,18 @@ func (r *run) record(e Entry) error {
 	if r.journal == nil {
 		return nil
 	}
+	if p := r.cfg.publish; p != nil {
+		// Outputs into the bucket before the entry that lists them.
+		if e.Status == StatusOK {
+			if err := p.entry(r.ctx, e); err != nil {
+				return err
+			}
+		}
+		if err := r.journal.Record(e); err != nil {
+			return err
+		}
+		return p.journaled(r.ctx, JournalFile(r.cfg.Shard), false)
+	}
 	return r.journal.Record(e)
 }
 

@@ -126,7 +126,7 @@ func generation(j *Journal, abs string, f reader.File) (int, error) {
 		if !ok || (g < e.Gen && (prev.Size != f.Size || prev.Hash == "")) {
 			continue
 		}
-		same, err := sameInput(prev, abs, f.Size, f.ModTime)
+		same, err := sameInput(prev, f)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", f.Path, err)
 		}

@@ -36,6 +36,7 @@ import (
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/lake"
+	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
@@ -151,6 +152,9 @@ type Config struct {
 	Progress *Progress
 	// Mem allocates Arrow memory (default memory.DefaultAllocator).
 	Mem memory.Allocator
+	// publish, set for a bucket output, puts outputs and the journal
+	// there (bucket.go); OutDir is then its staging directory.
+	publish *publisher
 	// Version is recorded in output files; Build, when known, is the
 	// commit it was built from.
 	Version, Build string
@@ -491,9 +495,12 @@ func (c *Config) defaults() {
 // The output, dead-letter, failed and done directories are never read as
 // inputs, even when they lie inside an input directory.
 func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
-	files, err := reader.Walk(paths, cfg.OwnDirs()...)
+	files, err := Find(ctx, &cfg, paths)
 	if err != nil {
 		return Stats{}, setup(err)
+	}
+	if objstore.IsURL(cfg.OutDir) {
+		return runToBucket(ctx, cfg, files)
 	}
 	return RunFiles(ctx, cfg, files)
 }
@@ -518,6 +525,9 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		return Stats{}, setup(errors.New("parquet output needs an output directory (-o DIR)"))
 	}
 	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
+	if err := checkRemoteInputs(&cfg, files); err != nil {
+		return Stats{}, setup(err)
+	}
 	if cfg.Shard.Sharded() {
 		if err := checkShardable(&cfg); err != nil {
 			return Stats{}, setup(err)
@@ -621,9 +631,9 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		todo := files[:0:0]
 		keys = keys[:0]
 		for i, f := range files {
-			abs, _ := filepath.Abs(f.Path)
+			abs := inputPath(f)
 			if !cfg.Force {
-				e, done, err := r.journal.Done(abs, f.Size, f.ModTime, r.fingerprint)
+				e, done, err := r.journal.Done(abs, f, r.fingerprint)
 				if err != nil {
 					return Stats{}, setup(fmt.Errorf("%s: %w", f.Path, err))
 				}
@@ -648,8 +658,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		files = todo
 	} else {
 		for i, f := range files {
-			abs, _ := filepath.Abs(f.Path)
-			keys[i] = inputKey{abs, 0}
+			keys[i] = inputKey{inputPath(f), 0}
 			order = append(order, i)
 		}
 	}
@@ -666,6 +675,11 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		pending := taggedName(pendingName, cfg.Shard.tag())
 		if err := writePending(cfg.OutDir, pending, planned); err != nil {
 			return Stats{}, setup(err)
+		}
+		if cfg.publish != nil {
+			if err := cfg.publish.started(ctx); err != nil {
+				return Stats{}, setup(err)
+			}
 		}
 		defer func() {
 			if !r.unsettled {

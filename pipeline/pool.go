@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -134,13 +133,12 @@ type chunkResult struct {
 // the attempt stopped, reads the file again in full for its schemas and
 // converts it once more.
 func (r *run) feed(ctx context.Context, fr *fileRun) error {
-	chunks, err := reader.OpenChunks(fr.file.Path, fr.file.Path, r.cfg.ChunkSize, r.cfg.MaxLine)
+	chunks, err := reader.OpenFileChunks(fr.file, fr.file.Path, r.cfg.ChunkSize, r.cfg.MaxLine)
 	if err != nil {
 		return r.feedFailed(fr, err)
 	}
 	defer chunks.Close()
-	abs, _ := filepath.Abs(fr.file.Path)
-	fr.info = decode.FileInfo{Path: abs, Name: filepath.Base(fr.file.Path), Size: fr.file.Size, ModTime: fr.file.ModTime}
+	fr.info = decode.FileInfo{Path: inputPath(fr.file), Name: inputName(fr.file), Size: fr.file.Size, ModTime: fr.file.ModTime}
 	fr.recycle = chunks.Recycle
 	var ahead []reader.Chunk // chunks read before feeding (routed: for the schemas)
 	if r.router != nil && fr.tables == nil {

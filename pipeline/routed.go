@@ -332,7 +332,7 @@ func addsColumns(cur, next []byte) bool {
 
 // inferFile reads a whole input for its evidence.
 func inferFile(cfg *Config, f reader.File, idx int, format *decode.Format, schemaInclude bool) (*infer.FileEvidence, error) {
-	chunks, err := reader.OpenChunks(f.Path, f.Path, cfg.ChunkSize, cfg.MaxLine)
+	chunks, err := reader.OpenFileChunks(f, f.Path, cfg.ChunkSize, cfg.MaxLine)
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +381,7 @@ func detect(cfg *Config, f reader.File, ch reader.Chunk) (*decode.Format, bool, 
 
 // firstLines reads up to n lines from the start of an input.
 func firstLines(cfg *Config, f reader.File, n int) ([][]byte, error) {
-	chunks, err := reader.OpenChunks(f.Path, f.Path, reader.DefaultChunkSize, cfg.MaxLine)
+	chunks, err := reader.OpenFileChunks(f, f.Path, reader.DefaultChunkSize, cfg.MaxLine)
 	if err != nil {
 		return nil, err
 	}

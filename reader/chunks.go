@@ -75,7 +75,13 @@ type Chunks struct {
 // OpenChunks opens path (decompressing gzip/zstd) for chunked reading.
 // name is used in positions; size <= 0 means DefaultChunkSize.
 func OpenChunks(path, name string, size, maxLine int) (*Chunks, error) {
-	f, err := os.Open(path)
+	return OpenFileChunks(File{Path: path}, name, size, maxLine)
+}
+
+// OpenFileChunks is OpenChunks for an input found by Walk or listed in a
+// bucket (streamed: an object is never downloaded whole).
+func OpenFileChunks(in File, name string, size, maxLine int) (*Chunks, error) {
+	f, err := in.Open()
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +97,11 @@ func OpenChunks(path, name string, size, maxLine int) (*Chunks, error) {
 		size = DefaultChunkSize
 	}
 	c := &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8), sum: h, raw: cr}
-	if st, err := f.Stat(); err == nil {
-		c.rawSize = st.Size()
+	c.rawSize = in.Size
+	if st, ok := f.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil {
+			c.rawSize = fi.Size()
+		}
 	}
 	return c, nil
 }

@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -49,12 +50,33 @@ func (e *LineError) Error() string {
 }
 func (e *LineError) Unwrap() error { return e.Err }
 
-// File is an input file found by [Walk].
+// File is an input file found by [Walk] (or an object listed in a bucket).
 type File struct {
-	Path    string // as opened
+	Path    string // as opened (an object's scheme://bucket/key)
 	Rel     string // path relative to the argument it was found under (its base name for a file argument)
 	Size    int64
 	ModTime int64 // nanoseconds since the epoch
+	// Store, when set, holds the input (an object under Key) instead of
+	// the local file system.
+	Store Store
+	Key   string
+}
+
+// Store holds inputs that are not local files: a bucket.
+type Store interface {
+	// Open streams the object at key.
+	Open(ctx context.Context, key string) (io.ReadCloser, error)
+}
+
+// Remote reports whether f is an object rather than a local file.
+func (f File) Remote() bool { return f.Store != nil }
+
+// Open opens the input's stored bytes.
+func (f File) Open() (io.ReadCloser, error) {
+	if f.Store != nil {
+		return f.Store.Open(context.Background(), f.Key)
+	}
+	return os.Open(f.Path)
 }
 
 // Walk expands the given files and directories into input files. Directories
@@ -164,7 +186,7 @@ func hidden(name string) bool { return strings.HasPrefix(name, ".") || strings.H
 // Lines reads the messages of one file. It is not safe for concurrent use.
 type Lines struct {
 	name    string
-	f       *os.File
+	f       io.ReadCloser
 	dec     io.Closer
 	codec   string // "gzip", "zstd" or "" (plain)
 	r       *bufio.Reader

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/pipeline"
 	"github.com/cdcetl/cdcetl/reader"
@@ -559,6 +560,12 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		return cfg, nil, usagef("no input PATH given")
 	}
 	for _, p := range paths {
+		if objstore.IsURL(p) {
+			if _, _, _, err := objstore.ParseURL(p); err != nil {
+				return cfg, nil, usagef("input %v", err)
+			}
+			continue // listed (and checked) when the run starts
+		}
 		if _, err := os.Stat(p); err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {

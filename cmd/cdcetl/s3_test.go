@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/cdcetl/cdcetl/objstore"
+)
+
+// The S3 tests run against a real S3 server: .ci/run starts versitygw
+// and sets CDCETL_TEST_S3 (read-write) and CDCETL_TEST_S3_READONLY (the
+// same storage through a server that refuses writes), with the
+// credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+func s3Endpoint(t *testing.T) string {
+	t.Helper()
+	ep := os.Getenv("CDCETL_TEST_S3")
+	if ep == "" {
+		t.Skip("no S3 server: set CDCETL_TEST_S3 (.ci/run starts versitygw)")
+	}
+	return ep
+}
+
+// s3URL is a location on the test server; each test uses a prefix of its
+// own.
+func s3URL(endpoint, bucket, prefix string) string {
+	return fmt.Sprintf("s3://%s/%s?endpoint=%s&use_path_style=true&region=us-east-1", bucket, prefix, endpoint)
+}
+
+func openLoc(t *testing.T, raw string) *objstore.Location {
+	t.Helper()
+	loc, err := objstore.Open(context.Background(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+// uploadTree puts every file below dir into the location.
+func uploadTree(t *testing.T, dir string, loc *objstore.Location) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return loc.Bucket.WriteAll(context.Background(), loc.Key(filepath.ToSlash(rel)), b, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bucketFiles maps every object below the location (relative key) to its
+// bytes, leaving out cdcetl's bookkeeping.
+func bucketFiles(t *testing.T, loc *objstore.Location) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	it := loc.Bucket.List(&blob.ListOptions{Prefix: loc.Prefix})
+	for {
+		o, err := it.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := strings.TrimPrefix(o.Key, loc.Prefix)
+		if o.IsDir || strings.HasPrefix(rel, "_cdcetl") {
+			continue
+		}
+		b, err := loc.Bucket.ReadAll(context.Background(), o.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.FromSlash(rel)] = b
+	}
+	return out
+}
+
+// TestS3InAndOut: an archive in a bucket converts into a bucket (streamed
+// in, uploaded out) to the very files a local conversion of the same
+// archive writes, byte for byte; with a schema and routed; a rerun
+// converts nothing; three shards at once into one bucket prefix write the
+// same files again.
+func TestS3InAndOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ep := s3Endpoint(t)
+	dir := t.TempDir()
+	bin := buildCLI(t, dir)
+	run := fmt.Sprintf("inout-%d", time.Now().UnixNano())
+	local, _ := shardArchive(t, filepath.Join(dir, "in"))
+	for i, arg := range []string{"a", "b"} {
+		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
+	}
+	remote := []string{s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
+	for _, m := range []struct {
+		name string
+		mode []string
+	}{
+		{"schema", []string{"--format", "debezium-json", "--schema", "id BIGINT, name STRING, file STRING METADATA FROM 'file.name' VIRTUAL"}},
+		// Without lineage: _file would hold the local path in one run
+		// and the object's URL in the other.
+		{"routed", []string{"--format", "debezium-json", "--no-lineage"}},
+	} {
+		name, mode := m.name, m.mode
+		flags := append([]string{"convert", "--quiet", "--workers", "2"}, mode...)
+		// Streamed from the bucket, the rows are those of the local files.
+		if name == "schema" {
+			print := append(append([]string{"convert", "--quiet"}, mode...), "--to", "print")
+			a, err1 := exec.Command(bin, append(slices.Clone(print), local...)...).Output()
+			b, err2 := exec.Command(bin, append(slices.Clone(print), remote...)...).Output()
+			if err1 != nil || err2 != nil || !bytes.Equal(a, b) || len(a) == 0 {
+				t.Fatalf("bucket inputs print other rows than the local files (%v, %v)", err1, err2)
+			}
+		}
+		// The reference: the bucket's inputs into a local directory (Parquet
+		// footers name the input, so the inputs must be the same).
+		ref := filepath.Join(dir, "ref-"+name)
+		if out, err := exec.Command(bin, append(append(flags, "-o", ref), remote...)...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: local run: %v\n%s", name, err, out)
+		}
+		want := outputFiles(t, ref)
+		outURL := s3URL(ep, "lake", run+"/"+name)
+		if out, err := exec.Command(bin, append(append(flags, "-o", outURL), remote...)...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: bucket run: %v\n%s", name, err, out)
+		}
+		sameOutputs(t, name+", bucket to bucket", bucketFiles(t, openLoc(t, outURL)), want)
+		loud := append([]string{"convert", "--workers", "2"}, mode...)
+		msg, err := exec.Command(bin, append(append(loud, "-o", outURL), remote...)...).CombinedOutput()
+		if err != nil || !strings.Contains(string(msg), "nothing to do") {
+			t.Errorf("%s: rerun: %v\n%s", name, err, msg)
+		}
+		shardURL := s3URL(ep, "shards", run+"/"+name)
+		runShards(t, bin, 3, append(append(flags, "-o", shardURL), remote...))
+		sameOutputs(t, name+", 3 shards into a bucket", bucketFiles(t, openLoc(t, shardURL)), want)
+	}
+}
+
+// TestS3KillAndRestart: a conversion from and into a bucket is killed
+// with SIGKILL at random moments, 25 times, then finishes. Every row is
+// in the bucket's outputs exactly once, every output object is one the
+// journal lists (nothing a killed run left behind), and no pending file
+// stays.
+func TestS3KillAndRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ep := s3Endpoint(t)
+	dir := t.TempDir()
+	bin := buildCLI(t, dir)
+	run := fmt.Sprintf("kill-%d", time.Now().UnixNano())
+	local, total := shardArchive(t, filepath.Join(dir, "in"))
+	for i, arg := range []string{"a", "b"} {
+		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
+	}
+	outURL := s3URL(ep, "lake", run)
+	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "--to", "json", "-o", outURL, "--workers", "2",
+		s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
+	rng := rand.New(rand.NewPCG(5, 1))
+	for k := 0; k < 25; k++ {
+		cmd := exec.Command(bin, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	loc := openLoc(t, outURL)
+	journal, err := loc.Bucket.ReadAll(context.Background(), loc.Key("_cdcetl_journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(journal))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e struct {
+			Status  string
+			Outputs []string
+		}
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Status == "ok" {
+			for _, o := range e.Outputs {
+				listed[o] = true
+			}
+		}
+	}
+	files := bucketFiles(t, loc)
+	tmp := t.TempDir()
+	var outs []string
+	for rel, b := range files {
+		if !listed[rel] {
+			t.Errorf("%s is in the bucket but no journal entry lists it", rel)
+		}
+		p := filepath.Join(tmp, strings.ReplaceAll(rel, string(filepath.Separator), "_"))
+		os.WriteFile(p, b, 0o644)
+		outs = append(outs, p)
+	}
+	if len(outs) != 100 {
+		t.Fatalf("%d outputs, want 100", len(outs))
+	}
+	eachRowOnce(t, outs, total)
+	if ok, _ := loc.Bucket.Exists(context.Background(), loc.Key("_cdcetl_pending.jsonl")); ok {
+		t.Error("the pending file is still in the bucket")
+	}
+}
+
+// TestS3RefusesWrites: a server that refuses writes stops the run before
+// any input is read, with exit status 1, the reason and what to check;
+// and credentials in the URL are refused (exit 2).
+func TestS3RefusesWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ep := s3Endpoint(t)
+	ro := os.Getenv("CDCETL_TEST_S3_READONLY")
+	if ro == "" {
+		t.Skip("no read-only S3 server: set CDCETL_TEST_S3_READONLY")
+	}
+	dir := t.TempDir()
+	bin := buildCLI(t, dir)
+	run := fmt.Sprintf("ro-%d", time.Now().UnixNano())
+	local, _ := shardArchive(t, filepath.Join(dir, "in"))
+	cmd := exec.Command(bin, "convert", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "-o", s3URL(ro, "lake", run), local[0])
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "permission denied") || !strings.Contains(string(out), "credentials") {
+		t.Errorf("a bucket that refuses writes: %v\n%s", err, out)
+	}
+	if got := bucketFiles(t, openLoc(t, s3URL(ep, "lake", run))); len(got) != 0 {
+		t.Errorf("%d objects written through a server that refuses writes", len(got))
+	}
+	cmd = exec.Command(bin, "convert", "--format", "debezium-json", "--schema", "id BIGINT", "--to", "print", "s3://archive/x?endpoint="+ep+"&secret_access_key=abc")
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "never from the URL") {
+		t.Errorf("a credential in the URL: %v\n%s", err, out)
+	}
+}

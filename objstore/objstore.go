@@ -1,0 +1,245 @@
+// Package objstore reads inputs from and writes outputs to object storage
+// through gocloud.dev/blob: s3:// (and S3-compatible servers through
+// ?endpoint=), gs://, azblob://, file:// and mem://.
+//
+// A location is a bucket URL with an optional key prefix:
+// s3://bucket/archive/2026/?region=eu-west-1. Credentials come from each
+// cloud SDK's standard chain (AWS_* variables, ~/.aws, instance and pod
+// roles; GOOGLE_APPLICATION_CREDENTIALS; AZURE_* variables), never from
+// the URL: a URL carrying a secret is refused.
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob" // azblob://
+	_ "gocloud.dev/blob/fileblob"  // file://
+	_ "gocloud.dev/blob/gcsblob"   // gs://
+	_ "gocloud.dev/blob/memblob"   // mem://
+	_ "gocloud.dev/blob/s3blob"    // s3://
+	"gocloud.dev/gcerrors"
+)
+
+// Schemes are the URL schemes of object storage.
+var Schemes = []string{"s3", "gs", "azblob", "file", "mem"}
+
+// IsURL reports whether s names object storage rather than a local path.
+func IsURL(s string) bool {
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok {
+		return false
+	}
+	for _, k := range Schemes {
+		if scheme == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Location is a bucket and a key prefix in it ("" or ending in "/").
+type Location struct {
+	URL    string // as given
+	Bucket *blob.Bucket
+	Prefix string
+	// display is scheme://bucket/ for names in messages and journals.
+	display string
+}
+
+// secretParams are query parameters that would put a credential in a
+// command line (and so in shell history and process listings).
+var secretParams = []string{"access_key_id", "secret_access_key", "secret", "session_token", "token", "password", "sig", "credentials", "account_key"}
+
+// ParseURL splits a location URL into the URL gocloud opens the bucket
+// with and the key prefix.
+func ParseURL(raw string) (bucketURL, prefix, display string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", "", fmt.Errorf("%s: %w", raw, err)
+	}
+	if !IsURL(raw) {
+		return "", "", "", fmt.Errorf("%s: want a bucket URL (%s)", raw, strings.Join(Schemes, "://, ")+"://")
+	}
+	if u.User != nil {
+		return "", "", "", fmt.Errorf("%s: credentials never go in the URL (they would end in shell history): use the cloud SDK's environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_KEY, ...)", redact(u))
+	}
+	for k := range u.Query() {
+		lk := strings.ToLower(k)
+		for _, s := range secretParams {
+			if lk == s {
+				return "", "", "", fmt.Errorf("%s: query parameter %q looks like a credential; credentials come from the cloud SDK's environment, never from the URL", redact(u), k)
+			}
+		}
+	}
+	if u.Scheme == "file" {
+		// fileblob's bucket is a directory: the whole path.
+		if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+			return "", "", "", fmt.Errorf("%s: want file:///ABSOLUTE/DIR", raw)
+		}
+		b := *u
+		b.Path = strings.TrimSuffix(u.Path, "/")
+		if b.Path == "" {
+			b.Path = "/"
+		}
+		q := b.Query()
+		if q.Get("create_dir") == "" {
+			q.Set("create_dir", "true")
+		}
+		if q.Get("metadata") == "" {
+			q.Set("metadata", "skip") // no .attrs file beside each output
+		}
+		b.RawQuery = q.Encode()
+		return b.String(), "", "file://" + b.Path + "/", nil
+	}
+	if u.Host == "" {
+		return "", "", "", fmt.Errorf("%s: no bucket name (want %s://BUCKET/PREFIX)", raw, u.Scheme)
+	}
+	prefix = strings.TrimPrefix(u.Path, "/")
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	b := *u
+	b.Path = ""
+	return b.String(), prefix, u.Scheme + "://" + u.Host + "/", nil
+}
+
+func redact(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	return c.String()
+}
+
+// buckets keeps one open bucket per URL, so mem:// buckets live for the
+// process and every location shares connections.
+var buckets struct {
+	sync.Mutex
+	open map[string]*blob.Bucket
+}
+
+// Open opens a location.
+func Open(ctx context.Context, raw string) (*Location, error) {
+	bu, prefix, display, err := ParseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	buckets.Lock()
+	defer buckets.Unlock()
+	if buckets.open == nil {
+		buckets.open = map[string]*blob.Bucket{}
+	}
+	b, ok := buckets.open[bu]
+	if !ok {
+		if b, err = blob.OpenBucket(ctx, bu); err != nil {
+			return nil, fmt.Errorf("%s: %w", raw, err)
+		}
+		buckets.open[bu] = b
+	}
+	return &Location{URL: raw, Bucket: b, Prefix: prefix, display: display}, nil
+}
+
+// Name is how an object is named in messages, journals and lineage:
+// scheme://bucket/key.
+func (l *Location) Name(key string) string { return l.display + key }
+
+// Key is the full key of rel (a path below the prefix, '/'-separated).
+func (l *Location) Key(rel string) string { return l.Prefix + strings.TrimPrefix(path.Clean("/"+rel), "/") }
+
+// Object is one listed object.
+type Object struct {
+	Key     string // full key
+	Rel     string // below the prefix
+	Size    int64
+	ModTime int64 // nanoseconds since the epoch
+	ETag    string
+}
+
+// hidden is the rule of directory inputs: a path element starting with
+// '.' or '_' is not an input (Flink's file source, and reader.Walk).
+func hidden(rel string) bool {
+	for _, el := range strings.Split(rel, "/") {
+		if strings.HasPrefix(el, ".") || strings.HasPrefix(el, "_") {
+			return true
+		}
+	}
+	return false
+}
+
+// List lists the inputs below the prefix, in key order, leaving out keys
+// with a hidden path element and "directory" placeholders; skip, when
+// set, leaves out more (a run's own outputs).
+func (l *Location) List(ctx context.Context, skip func(rel string) bool) ([]Object, error) {
+	var out []Object
+	it := l.Bucket.List(&blob.ListOptions{Prefix: l.Prefix})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", l.URL, Explain(err))
+		}
+		rel := strings.TrimPrefix(o.Key, l.Prefix)
+		if o.IsDir || strings.HasSuffix(o.Key, "/") || rel == "" || hidden(rel) || (skip != nil && skip(rel)) {
+			continue
+		}
+		ob := Object{Key: o.Key, Rel: rel, Size: o.Size, ModTime: o.ModTime.UnixNano()}
+		if len(o.MD5) > 0 {
+			ob.ETag = fmt.Sprintf("%x", o.MD5)
+		}
+		out = append(out, ob)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// Open streams the object at key (no full download: memory stays
+// bounded whatever its size).
+func (l *Location) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	r, err := l.Bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Name(key), Explain(err))
+	}
+	return r, nil
+}
+
+// Explain adds what to do next to the errors a user can fix.
+func Explain(err error) error {
+	switch gcerrors.Code(err) {
+	case gcerrors.PermissionDenied:
+		return fmt.Errorf("%w (permission denied: check the credentials in the environment and the bucket's policy)", err)
+	case gcerrors.NotFound:
+		return fmt.Errorf("%w (not found: check the bucket name and the region or ?endpoint=)", err)
+	}
+	if m := err.Error(); strings.Contains(m, "get credentials") || strings.Contains(m, "could not find default credentials") {
+		return fmt.Errorf("%w (no credentials found: set them in the environment, e.g. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY; or run where a role is attached)", err)
+	}
+	return err
+}
+
+// IsNotFound reports whether err says an object does not exist.
+func IsNotFound(err error) bool { return gcerrors.Code(err) == gcerrors.NotFound }
+
+// ErrNoBucket is returned for a location whose bucket cannot be reached.
+var ErrNoBucket = errors.New("bucket not accessible")
+
+// Check verifies that the bucket can be reached.
+func (l *Location) Check(ctx context.Context) error {
+	ok, err := l.Bucket.IsAccessible(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.URL, Explain(err))
+	}
+	if !ok {
+		return fmt.Errorf("%s: %w (does it exist? is ?endpoint= or the region right?)", l.URL, ErrNoBucket)
+	}
+	return nil
+}

@@ -1,0 +1,379 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/cdcetl/cdcetl/objstore"
+	"github.com/cdcetl/cdcetl/reader"
+)
+
+// Output to a bucket (-o s3://bucket/prefix): the run works in a local
+// staging directory exactly as it does in a local output directory, and a
+// publisher puts each input's outputs into the bucket before the input is
+// journaled there.
+//
+// The bucket's journal (_cdcetl_journal[.<i>-of-<n>].jsonl) is the truth:
+// an object no journal entry lists may be from a killed run. The order
+// that keeps it so:
+//  1. At start, the journal, pending and schema files are downloaded into
+//     staging; outputs a killed run left for stems no journal entry owns
+//     are deleted from the bucket (by the killed run's pending file).
+//  2. The run's pending file is uploaded before any output.
+//  3. An input's outputs are uploaded (and their staging copies removed),
+//     then it is journaled in staging. Each object is one PUT (a multipart
+//     upload completes as one): a reader of the bucket sees an output
+//     whole or not at all, never a partial object.
+//  4. The journal file is uploaded at most every journalFlush, and at the
+//     end. An input whose entry did not reach the bucket is converted
+//     again by the next run, into the same names, after step 1 removed
+//     what it had put there: nothing twice, nothing lost.
+//
+// A kill leaves, for a reader of the bucket, complete objects only: some
+// outputs of the inputs in flight, which the next run's start deletes or
+// replaces. A reader that wants whole inputs only reads what the journal
+// lists.
+type publisher struct {
+	loc     *objstore.Location
+	staging string
+	pending string // the run's pending file name
+
+	mu        sync.Mutex
+	lastFlush time.Time
+	schemas   map[string][]byte // uploaded schema files, by relative path
+}
+
+// journalFlush bounds how often the journal object is rewritten.
+const journalFlush = 5 * time.Second
+
+// runToBucket is Run with OutDir a bucket URL: RunFiles in a staging
+// directory, with the publisher.
+func runToBucket(ctx context.Context, cfg Config, files []reader.File) (Stats, error) {
+	if err := checkBucketOutput(&cfg); err != nil {
+		return Stats{}, setup(err)
+	}
+	p, err := openPublisher(ctx, &cfg)
+	if err != nil {
+		return Stats{}, setup(err)
+	}
+	cfg.OutDir, cfg.publish = p.staging, p
+	st, err := RunFiles(ctx, cfg, files)
+	_, perr := os.Stat(filepath.Join(p.staging, p.pending))
+	// The journal goes up even after a failure: its entries' outputs are
+	// in the bucket already.
+	if ferr := p.finish(context.WithoutCancel(ctx), JournalFile(cfg.Shard), errors.Is(perr, os.ErrNotExist)); err == nil {
+		err = ferr
+	}
+	return st, err
+}
+
+// checkBucketOutput refuses what bucket outputs cannot do yet.
+func checkBucketOutput(cfg *Config) error {
+	switch {
+	case cfg.To == ToIceberg:
+		return errors.New("-o with a bucket URL: the Iceberg warehouse must be a local or mounted directory for now (-o DIR); Parquet and JSON outputs go to buckets")
+	case cfg.Materialize:
+		return errors.New("-o with a bucket URL: --materialize needs a local or mounted output directory")
+	case cfg.hive():
+		return errors.New("-o with a bucket URL: Hive-style partitions (--partition-by with parquet) need a local or mounted output directory for now")
+	case cfg.OnSuccess != "" && cfg.OnSuccess != "keep":
+		return errors.New("-o with a bucket URL: --on-success needs a local output directory (its journal must be on disk before an input is touched)")
+	case cfg.DeadLetterDir != "" && !objstore.IsURL(cfg.DeadLetterDir):
+		return errors.New("-o with a bucket URL: dead letters go to the bucket, under _dead_letters/; leave --dead-letter out (use --option FORMAT.ignore-parse-errors=true)")
+	}
+	return nil
+}
+
+// openPublisher downloads the bucket's journal, pending and schema files
+// into a new staging directory and removes what killed runs left.
+func openPublisher(ctx context.Context, cfg *Config) (*publisher, error) {
+	loc, err := objstore.Open(ctx, cfg.OutDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := loc.Check(ctx); err != nil {
+		return nil, err
+	}
+	staging, err := os.MkdirTemp("", "cdcetl-staging-*")
+	if err != nil {
+		return nil, fmt.Errorf("staging directory for %s: %w", cfg.OutDir, err)
+	}
+	p := &publisher{loc: loc, staging: staging, pending: taggedName(pendingName, cfg.Shard.tag()), schemas: map[string][]byte{}}
+	fail := func(err error) (*publisher, error) {
+		os.RemoveAll(staging)
+		return nil, err
+	}
+	// The top level: journals and pending files.
+	it := loc.Bucket.List(&blob.ListOptions{Prefix: loc.Prefix, Delimiter: "/"})
+	var pendings []string
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fail(fmt.Errorf("listing %s: %w", cfg.OutDir, objstore.Explain(err)))
+		}
+		name := strings.TrimPrefix(o.Key, loc.Prefix)
+		_, isJournal := tagOfName(name, JournalName)
+		tag, isPending := tagOfName(name, pendingName)
+		if o.IsDir || !isJournal && !isPending {
+			continue
+		}
+		if isPending && tag != cfg.Shard.tag() && cfg.Shard.Sharded() {
+			continue // another shard's: it recovers its own
+		}
+		if err := p.download(ctx, name); err != nil {
+			return fail(err)
+		}
+		if isPending {
+			pendings = append(pendings, name)
+		}
+	}
+	// Routed tables' schema files: <ns>/<table>/_schema.sql and
+	// <ns>/<table>/v<n>/_schema.sql.
+	if err := p.downloadSchemas(ctx, loc.Prefix, 0); err != nil {
+		return fail(err)
+	}
+	if len(pendings) > 0 {
+		j, err := openJournal(staging, cfg.Shard.tag())
+		if err != nil {
+			return fail(err)
+		}
+		defer j.Close()
+		for _, name := range pendings {
+			if err := p.recover(ctx, name, j); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	return p, nil
+}
+
+// downloadSchemas finds schema files up to three levels below prefix.
+func (p *publisher) downloadSchemas(ctx context.Context, prefix string, depth int) error {
+	if depth > 3 {
+		return nil
+	}
+	it := p.loc.Bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", p.loc.URL, objstore.Explain(err))
+		}
+		rel := strings.TrimPrefix(o.Key, p.loc.Prefix)
+		if o.IsDir {
+			base := filepath.Base(strings.TrimSuffix(rel, "/"))
+			if depth < 2 && !strings.HasPrefix(base, "_") || depth == 2 && isVersionDir(base) {
+				if err := p.downloadSchemas(ctx, o.Key, depth+1); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if filepath.Base(rel) == SchemaFile && depth >= 2 {
+			if err := p.download(ctx, rel); err != nil {
+				return err
+			}
+			b, _ := os.ReadFile(filepath.Join(p.staging, filepath.FromSlash(rel)))
+			p.schemas[rel] = b
+		}
+	}
+}
+
+// download copies the object at rel into staging.
+func (p *publisher) download(ctx context.Context, rel string) error {
+	b, err := p.loc.Bucket.ReadAll(ctx, p.loc.Key(rel))
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.loc.Name(p.loc.Key(rel)), objstore.Explain(err))
+	}
+	local := filepath.Join(p.staging, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(local, b, 0o644)
+}
+
+// recover deletes from the bucket the outputs of the stems in a killed
+// run's pending file that no journal entry owns, then the pending file.
+func (p *publisher) recover(ctx context.Context, name string, j *Journal) error {
+	stems, err := readPending(p.staging, name)
+	if err != nil {
+		return err
+	}
+	var tableDirs []string
+	for rel := range p.schemas {
+		tableDirs = append(tableDirs, filepathDir(rel))
+	}
+	for _, s := range stems {
+		if _, ok := j.owner(s.Stem); ok {
+			continue
+		}
+		stem := filepath.ToSlash(s.Stem)
+		rels := []string{"_dead_letters/" + stem + ".jsonl"}
+		for _, suf := range outputSuffixes {
+			rels = append(rels, stem+suf)
+			if s.Routed {
+				for _, d := range tableDirs {
+					rels = append(rels, d+"/"+filepath.ToSlash(routedStem(s.Stem))+suf)
+				}
+			}
+		}
+		for _, rel := range rels {
+			if err := p.loc.Bucket.Delete(ctx, p.loc.Key(rel)); err != nil && !objstore.IsNotFound(err) {
+				return fmt.Errorf("removing an output of an interrupted run, %s: %w", p.loc.Name(p.loc.Key(rel)), objstore.Explain(err))
+			}
+		}
+	}
+	if err := p.loc.Bucket.Delete(ctx, p.loc.Key(name)); err != nil && !objstore.IsNotFound(err) {
+		return fmt.Errorf("%s: %w", p.loc.Name(p.loc.Key(name)), objstore.Explain(err))
+	}
+	return os.Remove(filepath.Join(p.staging, name))
+}
+
+func filepathDir(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}
+
+// upload puts the staging file rel into the bucket.
+func (p *publisher) upload(ctx context.Context, rel string) error {
+	f, err := os.Open(filepath.Join(p.staging, filepath.FromSlash(rel)))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	key := p.loc.Key(rel)
+	// One PUT (or one multipart upload, completed at Close): the object
+	// appears whole when it appears. A failed or cancelled upload leaves
+	// no object.
+	w, err := p.loc.Bucket.NewWriter(ctx, key, &blob.WriterOptions{ContentType: contentType(rel), BufferSize: 8 << 20})
+	if err != nil {
+		return fmt.Errorf("uploading %s: %w", p.loc.Name(key), objstore.Explain(err))
+	}
+	if _, err := io.Copy(w, f); err != nil {
+		w.Close()
+		return fmt.Errorf("uploading %s: %w", p.loc.Name(key), objstore.Explain(err))
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("uploading %s: %w", p.loc.Name(key), objstore.Explain(err))
+	}
+	return nil
+}
+
+func contentType(rel string) string {
+	switch {
+	case strings.HasSuffix(rel, ".parquet"):
+		return "application/vnd.apache.parquet"
+	case strings.HasSuffix(rel, ".gz"):
+		return "application/gzip"
+	case strings.HasSuffix(rel, ".zst"):
+		return "application/zstd"
+	case strings.HasSuffix(rel, ".sql"):
+		return "application/sql"
+	}
+	return "application/x-ndjson"
+}
+
+// started uploads the run's pending file, before any output.
+func (p *publisher) started(ctx context.Context) error {
+	return p.upload(ctx, p.pending)
+}
+
+// entry puts an input's outputs into the bucket (changed schema files
+// first) and removes their staging copies; the input is journaled after.
+func (p *publisher) entry(ctx context.Context, e Entry) error {
+	if err := p.uploadSchemas(ctx); err != nil {
+		return err
+	}
+	for _, o := range e.Outputs {
+		if filepath.IsAbs(o) {
+			continue
+		}
+		rel := filepath.ToSlash(o)
+		if err := p.upload(ctx, rel); err != nil {
+			return err
+		}
+		os.Remove(filepath.Join(p.staging, o))
+	}
+	return nil
+}
+
+// uploadSchemas uploads the schema files that changed in staging.
+func (p *publisher) uploadSchemas(ctx context.Context) error {
+	var found []string
+	for _, pat := range [][]string{{"*", "*", SchemaFile}, {"*", "*", "v*", SchemaFile}} {
+		m, err := filepath.Glob(filepath.Join(append([]string{p.staging}, pat...)...))
+		if err != nil {
+			return err
+		}
+		found = append(found, m...)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, path := range found {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(p.staging, path)
+		rel = filepath.ToSlash(rel)
+		if old, ok := p.schemas[rel]; ok && bytes.Equal(old, b) {
+			continue
+		}
+		if err := p.upload(ctx, rel); err != nil {
+			return err
+		}
+		p.schemas[rel] = b
+	}
+	return nil
+}
+
+// journaled uploads the journal file when journalFlush has passed (or
+// always, with force).
+func (p *publisher) journaled(ctx context.Context, journal string, force bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !force && time.Since(p.lastFlush) < journalFlush {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(p.staging, journal)); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := p.upload(ctx, journal); err != nil {
+		return err
+	}
+	p.lastFlush = time.Now()
+	return nil
+}
+
+// finish uploads the journal and, when the run left nothing unsettled,
+// removes the bucket's pending file; then the staging directory goes.
+func (p *publisher) finish(ctx context.Context, journal string, settled bool) error {
+	err := p.uploadSchemas(ctx)
+	if err == nil {
+		err = p.journaled(ctx, journal, true)
+	}
+	if err == nil && settled {
+		if derr := p.loc.Bucket.Delete(ctx, p.loc.Key(p.pending)); derr != nil && !objstore.IsNotFound(derr) {
+			err = fmt.Errorf("%s: %w", p.loc.Name(p.loc.Key(p.pending)), objstore.Explain(derr))
+		}
+	}
+	os.RemoveAll(p.staging)
+	return err
+}
