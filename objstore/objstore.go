@@ -152,7 +152,9 @@ func Open(ctx context.Context, raw string) (*Location, error) {
 func (l *Location) Name(key string) string { return l.display + key }
 
 // Key is the full key of rel (a path below the prefix, '/'-separated).
-func (l *Location) Key(rel string) string { return l.Prefix + strings.TrimPrefix(path.Clean("/"+rel), "/") }
+func (l *Location) Key(rel string) string {
+	return l.Prefix + strings.TrimPrefix(path.Clean("/"+rel), "/")
+}
 
 // Object is one listed object.
 type Object struct {
