@@ -82,7 +82,7 @@ func ParseURL(raw string) (bucketURL, prefix, display string, err error) {
 	}
 	if u.Scheme == "file" {
 		// fileblob's bucket is a directory: the whole path.
-		if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+		if u.Host != "" || u.Path == "" || !strings.HasPrefix(u.Path, "/") {
 			return "", "", "", fmt.Errorf("%s: want file:///ABSOLUTE/DIR", raw)
 		}
 		b := *u
