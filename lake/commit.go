@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -294,11 +295,53 @@ func conflict(err error) bool {
 
 // tableFileToDataFile describes a data file of t from its footer.
 func tableFileToDataFile(ctx context.Context, fs iceio.IO, path string, t *Table, spec iceberg.PartitionSpec) (iceberg.DataFile, error) {
-	df, err := table.FileToDataFile(ctx, fs, FileURL(path), t.tbl.Schema(), spec, 0, t.tbl.Metadata().Properties())
+	loc, err := t.lake.publish(ctx, fs, path)
+	if err != nil {
+		return nil, err
+	}
+	df, err := table.FileToDataFile(ctx, fs, loc, t.tbl.Schema(), spec, 0, t.tbl.Metadata().Properties())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return df, nil
+}
+
+// publish makes the local data file at path part of the warehouse and
+// returns its location: for a warehouse in a bucket, it is uploaded
+// (through iceberg-go's IO, as the table's metadata is) once, before the
+// commit that lists it. An upload a kill cuts short, or one whose commit
+// never happens, leaves an object no snapshot refers to, which no reader
+// of the table sees.
+func (l *Lake) publish(ctx context.Context, fs iceio.IO, path string) (string, error) {
+	loc := l.URL(path)
+	if l.remote == "" {
+		return loc, nil
+	}
+	if _, done := l.uploaded.Load(path); done {
+		return loc, nil
+	}
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return "", fmt.Errorf("uploading %s: the warehouse's file system cannot write", loc)
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	w, err := wfs.Create(loc)
+	if err != nil {
+		return "", fmt.Errorf("uploading %s: %w", loc, err)
+	}
+	if _, err := io.Copy(w, src); err != nil {
+		w.Close()
+		return "", fmt.Errorf("uploading %s: %w", loc, err)
+	}
+	if err := w.Close(); err != nil {
+		return "", fmt.Errorf("uploading %s: %w", loc, err)
+	}
+	l.uploaded.Store(path, true)
+	return loc, nil
 }
 
 // removeAll removes files (a commit found its input committed already).

@@ -26,6 +26,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	_ "github.com/apache/iceberg-go/io/gocloud" // s3://, gs://, azblob:// warehouses
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/jackc/pgx/v5/stdlib" // the postgres:// catalog's driver
 	"github.com/uptrace/bun/driver/sqliteshim"
@@ -43,7 +44,14 @@ type Lake struct {
 	mode      string // ModeChangelog or ModeUpsert
 	partition []partition.Field
 	warehouse string // absolute
-	closeFn   func() error
+	// remote, when set, is the warehouse's bucket URL (scheme://bucket/
+	// prefix): tables live there, and warehouse is the local staging
+	// directory their data files are written in before they are uploaded.
+	remote  string
+	props   iceberg.Properties // of the bucket (endpoint, region), for iceberg-go's IO
+	// uploaded are the local data files already in the bucket.
+	uploaded sync.Map
+	closeFn  func() error
 
 	mu     sync.Mutex
 	tables map[string]*Table // by identifier
@@ -61,6 +69,26 @@ func Open(ctx context.Context, warehouse, uri string) (*Lake, error) {
 // OpenMode is Open for tables of a mode (ModeChangelog or ModeUpsert):
 // tables it makes get the mode, and a table of the other mode is refused.
 func OpenMode(ctx context.Context, warehouse, uri, mode string) (*Lake, error) {
+	return open(ctx, warehouse, "", nil, uri, mode)
+}
+
+// OpenRemote opens a warehouse kept in a bucket (remote, a bucket URL
+// without its query; props configure iceberg-go's IO for it: endpoint,
+// region). Data files are written below staging, then uploaded before
+// they are committed. The catalog must be one that many machines share
+// (postgres://, rest+https://) or a local sqlite:PATH: a SQLite file
+// cannot live in a bucket.
+func OpenRemote(ctx context.Context, staging, remote string, props map[string]string, uri, mode string) (*Lake, error) {
+	if uri == "" {
+		return nil, fmt.Errorf("an Iceberg warehouse in a bucket (%s) needs a catalog outside it: --catalog postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH (or sqlite:/LOCAL/PATH for one machine)", remote)
+	}
+	if mode == ModeUpsert {
+		return nil, fmt.Errorf("--table-mode upsert with a warehouse in a bucket (%s) is not supported yet: load upsert tables into a local or mounted warehouse, or use --table-mode changelog", remote)
+	}
+	return open(ctx, staging, strings.TrimSuffix(remote, "/"), props, uri, mode)
+}
+
+func open(ctx context.Context, warehouse, remote string, props map[string]string, uri, mode string) (*Lake, error) {
 	if mode != ModeChangelog && mode != ModeUpsert {
 		return nil, fmt.Errorf("--table-mode %q: want changelog or upsert", mode)
 	}
@@ -71,7 +99,18 @@ func OpenMode(ctx context.Context, warehouse, uri, mode string) (*Lake, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
 	}
-	l := &Lake{warehouse: abs, tables: map[string]*Table{}, mode: mode}
+	l := &Lake{warehouse: abs, tables: map[string]*Table{}, mode: mode, remote: remote, props: iceberg.Properties{}}
+	for k, v := range props {
+		l.props[k] = v
+	}
+	l.props["warehouse"] = l.URL(abs)
+	catProps := func() iceberg.Properties {
+		p := iceberg.Properties{}
+		for k, v := range l.props {
+			p[k] = v
+		}
+		return p
+	}
 	switch {
 	case uri == "" || strings.HasPrefix(uri, "sqlite:"):
 		path := strings.TrimPrefix(uri, "sqlite:")
@@ -88,7 +127,7 @@ func OpenMode(ctx context.Context, warehouse, uri, mode string) (*Lake, error) {
 			return nil, fmt.Errorf("--catalog %s: %w", uri, err)
 		}
 		db.SetMaxOpenConns(1)
-		c, err := sqlcat.NewCatalog("cdcetl", db, sqlcat.SQLite, iceberg.Properties{"warehouse": FileURL(abs)})
+		c, err := sqlcat.NewCatalog("cdcetl", db, sqlcat.SQLite, catProps())
 		if err != nil {
 			db.Close()
 			return nil, fmt.Errorf("--catalog %s: %w", path, err)
@@ -105,7 +144,7 @@ func OpenMode(ctx context.Context, warehouse, uri, mode string) (*Lake, error) {
 			db.Close()
 			return nil, fmt.Errorf("--catalog %s: %w (is the server up? the password goes in PGPASSWORD or ~/.pgpass)", redact(uri), err)
 		}
-		c, err := sqlcat.NewCatalog("cdcetl", db, sqlcat.Postgres, iceberg.Properties{"warehouse": FileURL(abs)})
+		c, err := sqlcat.NewCatalog("cdcetl", db, sqlcat.Postgres, catProps())
 		if err != nil {
 			db.Close()
 			return nil, fmt.Errorf("--catalog %s: %w", redact(uri), err)
@@ -116,7 +155,7 @@ func OpenMode(ctx context.Context, warehouse, uri, mode string) (*Lake, error) {
 		if _, err := url.Parse(u); err != nil {
 			return nil, fmt.Errorf("--catalog %s: %w", uri, err)
 		}
-		c, err := rest.NewCatalog(ctx, "cdcetl", u, rest.WithWarehouseLocation(FileURL(abs)))
+		c, err := rest.NewCatalog(ctx, "cdcetl", u, rest.WithWarehouseLocation(l.URL(abs)), rest.WithAdditionalProps(catProps()))
 		if err != nil {
 			return nil, fmt.Errorf("--catalog %s: %w", uri, err)
 		}
@@ -136,6 +175,22 @@ func redact(uri string) string {
 	}
 	return uri
 }
+
+// URL is where the file or directory at path (below the warehouse) is
+// kept: its file: URL, or for a warehouse in a bucket, the object's.
+func (l *Lake) URL(path string) string {
+	if l.remote == "" {
+		return FileURL(path)
+	}
+	rel, err := filepath.Rel(l.warehouse, path)
+	if err != nil || rel == "." {
+		return l.remote
+	}
+	return l.remote + "/" + filepath.ToSlash(rel)
+}
+
+// Remote reports whether the warehouse is in a bucket.
+func (l *Lake) Remote() bool { return l.remote != "" }
 
 // FileURL is the file: URL of an absolute path, escaped (table and
 // directory names may hold '%', spaces and the like).
@@ -292,7 +347,7 @@ func (t *Table) create(ctx context.Context, s *arrowconv.Schema) (*table.Table, 
 	if err != nil {
 		return nil, err
 	}
-	opts := []catalog.CreateTableOpt{catalog.WithLocation(FileURL(t.dir))}
+	opts := []catalog.CreateTableOpt{catalog.WithLocation(t.lake.URL(t.dir))}
 	if len(t.lake.partition) > 0 {
 		spec, err := partition.Spec(t.lake.partition, sc)
 		if err != nil {

@@ -245,3 +245,31 @@ func (l *Location) Check(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Warehouse is a location as iceberg-go names it: the URL without its
+// query (scheme://bucket/prefix, no trailing '/'), and the properties of
+// iceberg-go's IO that the query's settings map to (s3.endpoint,
+// s3.region, path-style addressing). Credentials stay with the SDK's
+// environment here too.
+func Warehouse(raw string) (base string, props map[string]string, err error) {
+	if _, _, _, err := ParseURL(raw); err != nil {
+		return "", nil, err
+	}
+	u, _ := url.Parse(raw)
+	props = map[string]string{}
+	q := u.Query()
+	if u.Scheme == "s3" {
+		if v := q.Get("endpoint"); v != "" {
+			props["s3.endpoint"] = v
+		}
+		if v := q.Get("region"); v != "" {
+			props["s3.region"] = v
+		}
+		if v := q.Get("use_path_style"); v == "true" {
+			props["s3.force-virtual-addressing"] = "false"
+		}
+	}
+	b := *u
+	b.RawQuery = ""
+	return strings.TrimSuffix(b.String(), "/"), props, nil
+}

@@ -14,6 +14,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -47,6 +48,7 @@ type publisher struct {
 	loc     *objstore.Location
 	staging string
 	pending string // the run's pending file name
+	lake    bool   // Iceberg: data files are uploaded by their commits
 
 	mu        sync.Mutex
 	lastFlush time.Time
@@ -66,6 +68,11 @@ func runToBucket(ctx context.Context, cfg Config, files []reader.File) (Stats, e
 	if err != nil {
 		return Stats{}, setup(err)
 	}
+	if cfg.To == ToIceberg {
+		// Data files go up with their commits (lake.publish); the journal
+		// and dead letters through the publisher.
+		cfg.lakeRemote, p.lake = cfg.OutDir, true
+	}
 	cfg.OutDir, cfg.publish = p.staging, p
 	st, err := RunFiles(ctx, cfg, files)
 	_, perr := os.Stat(filepath.Join(p.staging, p.pending))
@@ -80,8 +87,10 @@ func runToBucket(ctx context.Context, cfg Config, files []reader.File) (Stats, e
 // checkBucketOutput refuses what bucket outputs cannot do yet.
 func checkBucketOutput(cfg *Config) error {
 	switch {
-	case cfg.To == ToIceberg:
-		return errors.New("-o with a bucket URL: the Iceberg warehouse must be a local or mounted directory for now (-o DIR); Parquet and JSON outputs go to buckets")
+	case cfg.To == ToIceberg && cfg.TableMode == lake.ModeUpsert:
+		return errors.New("-o with a bucket URL: --table-mode upsert needs a local or mounted warehouse for now; changelog tables (the default) load into a bucket")
+	case cfg.To == ToIceberg && cfg.Catalog == "":
+		return errors.New("-o with a bucket URL: an Iceberg warehouse in a bucket needs a catalog outside it: --catalog postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH (or sqlite:/LOCAL/PATH for one machine)")
 	case cfg.Materialize:
 		return errors.New("-o with a bucket URL: --materialize needs a local or mounted output directory")
 	case cfg.hive():
@@ -306,8 +315,10 @@ func (p *publisher) entry(ctx context.Context, e Entry) error {
 			continue
 		}
 		rel := filepath.ToSlash(o)
-		if err := p.upload(ctx, rel); err != nil {
-			return err
+		if !p.lake || strings.HasPrefix(rel, "_dead_letters/") {
+			if err := p.upload(ctx, rel); err != nil {
+				return err
+			}
 		}
 		os.Remove(filepath.Join(p.staging, o))
 	}

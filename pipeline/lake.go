@@ -17,6 +17,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/lake"
+	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/route"
 	"github.com/cdcetl/cdcetl/writer"
@@ -86,7 +87,17 @@ func (r *run) openLake(ctx context.Context) error {
 	if cfg.TableMode == lake.ModeUpsert && cfg.KeepGoing {
 		return errors.New("--table-mode upsert applies inputs in order, so one that fails stops the load: drop --keep-going (and --failed)")
 	}
-	l, err := lake.OpenMode(ctx, cfg.OutDir, cfg.Catalog, cfg.TableMode)
+	var l *lake.Lake
+	var err error
+	if cfg.lakeRemote != "" {
+		base, props, perr := objstore.Warehouse(cfg.lakeRemote)
+		if perr != nil {
+			return perr
+		}
+		l, err = lake.OpenRemote(ctx, cfg.OutDir, base, props, cfg.Catalog, cfg.TableMode)
+	} else {
+		l, err = lake.OpenMode(ctx, cfg.OutDir, cfg.Catalog, cfg.TableMode)
+	}
 	if err != nil {
 		return err
 	}

@@ -155,6 +155,9 @@ type Config struct {
 	// publish, set for a bucket output, puts outputs and the journal
 	// there (bucket.go); OutDir is then its staging directory.
 	publish *publisher
+	// lakeRemote, with publish and Iceberg output, is the warehouse's
+	// bucket URL; OutDir stages its data files.
+	lakeRemote string
 	// Version is recorded in output files; Build, when known, is the
 	// commit it was built from.
 	Version, Build string

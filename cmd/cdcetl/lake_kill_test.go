@@ -230,6 +230,12 @@ func lakeRows(t *testing.T, wh string) map[string][]string {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	return lakeRowsOf(t, l)
+}
+
+// lakeRowsOf is lakeRows for an open lake (a warehouse in a bucket, say).
+func lakeRowsOf(t *testing.T, l *lake.Lake) map[string][]string {
+	t.Helper()
 	out := map[string][]string{}
 	nss, err := l.Catalog().ListNamespaces(context.Background(), nil)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/objstore"
 )
 
@@ -257,5 +258,59 @@ func TestS3RefusesWrites(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "never from the URL") {
 		t.Errorf("a credential in the URL: %v\n%s", err, out)
+	}
+}
+
+// TestS3Iceberg: an Iceberg warehouse in a bucket (catalog in a local
+// SQLite file): three shards at once load the bucket's archive into the
+// same changelog tables, which then hold exactly the rows one run loads
+// into a local warehouse; a rerun commits nothing.
+func TestS3Iceberg(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ep := s3Endpoint(t)
+	dir := t.TempDir()
+	bin := buildCLI(t, dir)
+	run := fmt.Sprintf("ice-%d", time.Now().UnixNano())
+	local, _ := shardArchive(t, filepath.Join(dir, "in"))
+	for i, arg := range []string{"a", "b"} {
+		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
+	}
+	remote := []string{s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
+	flags := []string{"convert", "--quiet", "--workers", "1", "--format", "debezium-json", "--to", "iceberg"}
+	ref := filepath.Join(dir, "ref")
+	if out, err := exec.Command(bin, append(append(slices.Clone(flags), "-o", ref), local...)...).CombinedOutput(); err != nil {
+		t.Fatalf("local warehouse: %v\n%s", err, out)
+	}
+	want := lakeRows(t, ref)
+	cat := "sqlite:" + filepath.Join(dir, "catalog.db")
+	wh := s3URL(ep, "lake", run)
+	if out, err := exec.Command(bin, append(slices.Clone(flags), "-o", wh, remote[0])...).CombinedOutput(); err == nil || !strings.Contains(string(out), "needs a catalog outside it") {
+		t.Errorf("a warehouse in a bucket without --catalog: %v\n%s", err, out)
+	}
+	runShards(t, bin, 3, append(append(slices.Clone(flags), "--catalog", cat, "-o", wh), remote...))
+	base, props, err := objstore.Warehouse(wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lake.OpenRemote(context.Background(), t.TempDir(), base, props, cat, lake.ModeChangelog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got := lakeRowsOf(t, l)
+	if len(got) != len(want) || len(want) != 3 {
+		t.Fatalf("%d tables in the bucket's warehouse, want %d (and 3)", len(got), len(want))
+	}
+	for tbl, rows := range want {
+		if !slices.Equal(got[tbl], rows) {
+			t.Errorf("table %s: %s", tbl, diffRows(got[tbl], rows))
+		}
+	}
+	loud := slices.DeleteFunc(slices.Clone(flags), func(a string) bool { return a == "--quiet" })
+	msg, err := exec.Command(bin, append(append(loud, "--catalog", cat, "-o", wh), remote...)...).CombinedOutput()
+	if err != nil || !strings.Contains(string(msg), "nothing to do") {
+		t.Errorf("rerun: %v\n%s", err, msg)
 	}
 }
