@@ -47,8 +47,8 @@ type Lake struct {
 	// remote, when set, is the warehouse's bucket URL (scheme://bucket/
 	// prefix): tables live there, and warehouse is the local staging
 	// directory their data files are written in before they are uploaded.
-	remote  string
-	props   iceberg.Properties // of the bucket (endpoint, region), for iceberg-go's IO
+	remote string
+	props  iceberg.Properties // of the bucket (endpoint, region), for iceberg-go's IO
 	// uploaded are the local data files already in the bucket.
 	uploaded sync.Map
 	closeFn  func() error
