@@ -49,6 +49,8 @@ type publisher struct {
 	staging string
 	pending string // the run's pending file name
 	lake    bool   // Iceberg: data files are uploaded by their commits
+	lease   *objstore.Lease
+	ctx     context.Context // the run's, cancelled if the lease is lost
 
 	mu        sync.Mutex
 	lastFlush time.Time
@@ -68,6 +70,7 @@ func runToBucket(ctx context.Context, cfg Config, files []reader.File) (Stats, e
 	if err != nil {
 		return Stats{}, setup(err)
 	}
+	ctx = p.ctx // cancelled if the bucket's lock is lost
 	if cfg.To == ToIceberg {
 		// Data files go up with their commits (lake.publish); the journal
 		// and dead letters through the publisher.
@@ -78,6 +81,9 @@ func runToBucket(ctx context.Context, cfg Config, files []reader.File) (Stats, e
 	_, perr := os.Stat(filepath.Join(p.staging, p.pending))
 	// The journal goes up even after a failure: its entries' outputs are
 	// in the bucket already.
+	if lerr := p.lease.Err(); lerr != nil {
+		return st, lerr // another process has the lock: write nothing more
+	}
 	if ferr := p.finish(context.WithoutCancel(ctx), JournalFile(cfg.Shard), errors.Is(perr, os.ErrNotExist)); err == nil {
 		err = ferr
 	}
@@ -118,7 +124,12 @@ func openPublisher(ctx context.Context, cfg *Config) (*publisher, error) {
 		return nil, fmt.Errorf("staging directory for %s: %w", cfg.OutDir, err)
 	}
 	p := &publisher{loc: loc, staging: staging, pending: taggedName(pendingName, cfg.Shard.tag()), schemas: map[string][]byte{}}
+	if p.lease, p.ctx, err = lockBucket(ctx, loc, cfg.Shard); err != nil {
+		os.RemoveAll(staging)
+		return nil, err
+	}
 	fail := func(err error) (*publisher, error) {
+		p.lease.Release(context.WithoutCancel(ctx))
 		os.RemoveAll(staging)
 		return nil, err
 	}
@@ -167,6 +178,62 @@ func openPublisher(ctx context.Context, cfg *Config) (*publisher, error) {
 		}
 	}
 	return p, nil
+}
+
+// bucketLease is how long a bucket lock lasts without renewal: a killed
+// run's lock is taken over this long after it died.
+var bucketLease = 30 * time.Second
+
+// lockBucket takes the bucket location's locks, as lockOutput does for a
+// directory: a whole run's lease (_cdcetl.lock) while no shard's is live,
+// or a shard's own (_cdcetl.<i>-of-<n>.lock) while no whole run's and no
+// other count's is live. (Object stores lock one object at a time, so the
+// checks of the others are made after taking one's own: two runs that
+// start in the same instant may both stop, never both go on.)
+func lockBucket(ctx context.Context, loc *objstore.Location, sh Shard) (*objstore.Lease, context.Context, error) {
+	tag := sh.tag()
+	lease, lctx, err := loc.TakeLease(ctx, taggedName(LockName, tag), bucketLease)
+	if err != nil {
+		return nil, nil, err
+	}
+	refuse := func(msg string) (*objstore.Lease, context.Context, error) {
+		lease.Release(context.WithoutCancel(ctx))
+		return nil, nil, fmt.Errorf("output %s: %s", loc.URL, msg)
+	}
+	if tag != "" {
+		if _, live, err := loc.LeaseInfo(ctx, LockName); err != nil {
+			return refuse(err.Error())
+		} else if live {
+			return refuse("a run without --shard is writing there; wait for it to finish")
+		}
+	}
+	it := loc.Bucket.List(&blob.ListOptions{Prefix: loc.Prefix + "_cdcetl.", Delimiter: "/"})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return refuse(objstore.Explain(err).Error())
+		}
+		name := strings.TrimPrefix(o.Key, loc.Prefix)
+		other, ok := tagOfName(name, LockName)
+		if !ok || other == "" || other == tag {
+			continue
+		}
+		_, live, err := loc.LeaseInfo(ctx, name)
+		if err != nil {
+			return refuse(err.Error())
+		}
+		o2, _ := parseTag(other)
+		switch {
+		case live && tag == "":
+			return refuse(fmt.Sprintf("shard %s is writing there; a run without --shard waits for every shard to finish", o2))
+		case live && o2.Count != sh.Count:
+			return refuse(fmt.Sprintf("shard %s of another sharding (n=%d) is writing there; run one shard count at a time (wait for it, or use --shard i/%d)", o2, o2.Count, o2.Count))
+		}
+	}
+	return lease, lctx, nil
 }
 
 // downloadSchemas finds schema files up to three levels below prefix.
@@ -386,5 +453,8 @@ func (p *publisher) finish(ctx context.Context, journal string, settled bool) er
 		}
 	}
 	os.RemoveAll(p.staging)
+	if rerr := p.lease.Release(ctx); err == nil {
+		err = rerr
+	}
 	return err
 }

@@ -1,0 +1,63 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cdcetl/cdcetl/objstore"
+)
+
+// TestBucketLocks: on a bucket, as in a directory, a whole run does not
+// start while a shard's lock is live, a shard of another count does not
+// either, and a shard of the same count does; once the shard's lock
+// expires (its holder killed), the whole run goes on. In-process mem://
+// buckets, so it needs no server.
+func TestBucketLocks(t *testing.T) {
+	bg := context.Background()
+	in := writeInputs(t, t.TempDir(), 6, 10)
+	out := fmt.Sprintf("mem://locks-%d/out/", time.Now().UnixNano())
+	loc, err := objstore.Open(bg, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := bucketLease
+	bucketLease = 300 * time.Millisecond
+	defer func() { bucketLease = old }()
+	// A live shard 0/3 elsewhere (renewing its lease).
+	held, _, err := loc.TakeLease(bg, taggedName(LockName, "0-of-3"), bucketLease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(sh Shard) (Stats, error) {
+		cfg := canalConfig(t, 2)
+		cfg.To, cfg.OutDir, cfg.Shard = ToParquet, out, sh
+		return Run(bg, cfg, []string{in})
+	}
+	if _, err := run(Shard{}); err == nil || !strings.Contains(err.Error(), "shard 0/3 is writing there") {
+		t.Fatalf("a whole run beside a live shard: %v", err)
+	}
+	if _, err := run(Shard{1, 7}); err == nil || !strings.Contains(err.Error(), "another sharding") {
+		t.Fatalf("a shard of another count: %v", err)
+	}
+	st, err := run(Shard{1, 3})
+	if err != nil {
+		t.Fatalf("a shard of the same count: %v", err)
+	}
+	// The shard 0/3 dies without releasing; after its lease expires a
+	// whole run converts the rest.
+	held.Release(bg)
+	loc.Bucket.WriteAll(bg, loc.Key(taggedName(LockName, "0-of-3")), []byte(`{"holder":"gone/1/x","expires":"2000-01-01T00:00:00Z"}`), nil)
+	whole, err := run(Shard{})
+	if err != nil {
+		t.Fatalf("a whole run after the shard died: %v", err)
+	}
+	if st.Files+whole.Files != 6 || whole.Skipped != st.Files {
+		t.Errorf("shard converted %d, the whole run %d and skipped %d; want 6 in all, the shard's skipped", st.Files, whole.Files, whole.Skipped)
+	}
+	if ok, _ := loc.Bucket.Exists(bg, loc.Key(LockName)); ok {
+		t.Error("the whole run's lock is still in the bucket")
+	}
+}
