@@ -82,9 +82,6 @@ func OpenRemote(ctx context.Context, staging, remote string, props map[string]st
 	if uri == "" {
 		return nil, fmt.Errorf("an Iceberg warehouse in a bucket (%s) needs a catalog outside it: --catalog postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH (or sqlite:/LOCAL/PATH for one machine)", remote)
 	}
-	if mode == ModeUpsert {
-		return nil, fmt.Errorf("--table-mode upsert with a warehouse in a bucket (%s) is not supported yet: load upsert tables into a local or mounted warehouse, or use --table-mode changelog", remote)
-	}
 	return open(ctx, staging, strings.TrimSuffix(remote, "/"), props, uri, mode)
 }
 

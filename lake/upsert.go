@@ -323,7 +323,7 @@ func (d *Delta) Close() error {
 	if err != nil {
 		return err
 	}
-	url := FileURL(d.dataPath)
+	url := d.t.lake.URL(d.dataPath)
 	arrSch := arrow.NewSchema([]arrow.Field{{Name: "file_path", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "pos", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
 	for from := 0; from < len(d.posDeletes); from += 1 << 16 {
 		to := min(len(d.posDeletes), from+1<<16)
@@ -433,14 +433,14 @@ func (t *Table) CommitDeltas(ctx context.Context, ds []*Delta, in Input, run, ro
 				rd.AddRows(mf)
 			}
 			if d.posPath != "" {
-				f, err := deleteFile(spec, iceberg.EntryContentPosDeletes, d.posPath, int64(len(d.posDeletes)), nil, part)
+				f, err := t.deleteFile(ctx, spec, iceberg.EntryContentPosDeletes, d.posPath, int64(len(d.posDeletes)), nil, part)
 				if err != nil {
 					return err
 				}
 				rd.AddDeletes(f)
 			}
 			if d.eq != nil {
-				f, err := deleteFile(spec, iceberg.EntryContentEqDeletes, d.eqPath, d.eqRows, d.keyIDs, part)
+				f, err := t.deleteFile(ctx, spec, iceberg.EntryContentEqDeletes, d.eqPath, d.eqRows, d.keyIDs, part)
 				if err != nil {
 					return err
 				}
@@ -498,13 +498,22 @@ func (t *Table) CommitTruncate(ctx context.Context, in Input, run string) (bool,
 	})
 }
 
-// deleteFile describes a delete file for a manifest.
-func deleteFile(spec iceberg.PartitionSpec, content iceberg.ManifestEntryContent, path string, rows int64, eqIDs []int, part map[int]any) (iceberg.DataFile, error) {
+// deleteFile describes a delete file for a manifest (uploaded first when
+// the warehouse is in a bucket).
+func (t *Table) deleteFile(ctx context.Context, spec iceberg.PartitionSpec, content iceberg.ManifestEntryContent, path string, rows int64, eqIDs []int, part map[int]any) (iceberg.DataFile, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	b, err := iceberg.NewDataFileBuilder(spec, content, FileURL(path), iceberg.ParquetFile, part, nil, nil, rows, st.Size())
+	fs, err := t.tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := t.lake.publish(ctx, fs, path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := iceberg.NewDataFileBuilder(spec, content, loc, iceberg.ParquetFile, part, nil, nil, rows, st.Size())
 	if err != nil {
 		return nil, err
 	}

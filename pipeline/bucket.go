@@ -14,7 +14,6 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -93,8 +92,6 @@ func runToBucket(ctx context.Context, cfg Config, files []reader.File) (Stats, e
 // checkBucketOutput refuses what bucket outputs cannot do yet.
 func checkBucketOutput(cfg *Config) error {
 	switch {
-	case cfg.To == ToIceberg && cfg.TableMode == lake.ModeUpsert:
-		return errors.New("-o with a bucket URL: --table-mode upsert needs a local or mounted warehouse for now; changelog tables (the default) load into a bucket")
 	case cfg.To == ToIceberg && cfg.Catalog == "":
 		return errors.New("-o with a bucket URL: an Iceberg warehouse in a bucket needs a catalog outside it: --catalog postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH (or sqlite:/LOCAL/PATH for one machine)")
 	case cfg.Materialize:

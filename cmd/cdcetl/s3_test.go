@@ -314,3 +314,64 @@ func TestS3Iceberg(t *testing.T) {
 		t.Errorf("rerun: %v\n%s", err, msg)
 	}
 }
+
+// TestS3IcebergUpsert: an upsert table in a bucket's warehouse (inserts,
+// updates and deletes over 300 keys in 12 inputs, so later inputs delete
+// rows of earlier ones by position and by equality) holds the same rows
+// as the same load into a local warehouse.
+func TestS3IcebergUpsert(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ep := s3Endpoint(t)
+	dir := t.TempDir()
+	bin := buildCLI(t, dir)
+	run := fmt.Sprintf("upsert-%d", time.Now().UnixNano())
+	in := filepath.Join(dir, "in")
+	os.MkdirAll(in, 0o755)
+	rng := rand.New(rand.NewPCG(2, 8))
+	alive := map[int]bool{}
+	for f := 0; f < 12; f++ {
+		var b strings.Builder
+		for r := 0; r < 200; r++ {
+			id := rng.IntN(300)
+			switch {
+			case !alive[id]:
+				fmt.Fprintf(&b, `{"before":null,"after":{"id":%d,"v":"c%d-%d"},"op":"c"}`+"\n", id, f, r)
+				alive[id] = true
+			case rng.IntN(4) == 0:
+				fmt.Fprintf(&b, `{"before":{"id":%d,"v":"x"},"after":null,"op":"d"}`+"\n", id)
+				delete(alive, id)
+			default:
+				fmt.Fprintf(&b, `{"before":{"id":%d,"v":"x"},"after":{"id":%d,"v":"u%d-%d"},"op":"u"}`+"\n", id, id, f, r)
+			}
+		}
+		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%02d.json", f)), []byte(b.String()), 0o644)
+	}
+	uploadTree(t, in, openLoc(t, s3URL(ep, "archive", run)))
+	flags := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED",
+		"--to", "iceberg", "--table-mode", "upsert", "--table", "inv.kv"}
+	ref := filepath.Join(dir, "ref")
+	if out, err := exec.Command(bin, append(slices.Clone(flags), "-o", ref, in)...).CombinedOutput(); err != nil {
+		t.Fatalf("local warehouse: %v\n%s", err, out)
+	}
+	want := lakeRows(t, ref)
+	cat := "sqlite:" + filepath.Join(dir, "catalog.db")
+	wh := s3URL(ep, "lake", run)
+	if out, err := exec.Command(bin, append(slices.Clone(flags), "--catalog", cat, "-o", wh, s3URL(ep, "archive", run))...).CombinedOutput(); err != nil {
+		t.Fatalf("bucket warehouse: %v\n%s", err, out)
+	}
+	base, props, _ := objstore.Warehouse(wh)
+	l, err := lake.OpenRemote(context.Background(), t.TempDir(), base, props, cat, lake.ModeUpsert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got := lakeRowsOf(t, l)
+	if len(want["inv.kv"]) != len(alive) {
+		t.Fatalf("the local upsert table has %d rows, %d keys are alive", len(want["inv.kv"]), len(alive))
+	}
+	if !slices.Equal(got["inv.kv"], want["inv.kv"]) {
+		t.Errorf("the bucket's upsert table: %s", diffRows(got["inv.kv"], want["inv.kv"]))
+	}
+}
