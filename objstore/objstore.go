@@ -273,3 +273,9 @@ func Warehouse(raw string) (base string, props map[string]string, err error) {
 	b.RawQuery = ""
 	return strings.TrimSuffix(b.String(), "/"), props, nil
 }
+
+// KeyOf is the key of an object named as Name names it, if it lies in
+// this location's bucket.
+func (l *Location) KeyOf(name string) (string, bool) {
+	return strings.CutPrefix(name, l.display)
+}

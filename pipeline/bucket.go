@@ -98,8 +98,6 @@ func checkBucketOutput(cfg *Config) error {
 		return errors.New("-o with a bucket URL: --materialize needs a local or mounted output directory")
 	case cfg.hive():
 		return errors.New("-o with a bucket URL: Hive-style partitions (--partition-by with parquet) need a local or mounted output directory for now")
-	case cfg.OnSuccess != "" && cfg.OnSuccess != "keep":
-		return errors.New("-o with a bucket URL: --on-success needs a local output directory (its journal must be on disk before an input is touched)")
 	case cfg.DeadLetterDir != "" && !objstore.IsURL(cfg.DeadLetterDir):
 		return errors.New("-o with a bucket URL: dead letters go to the bucket, under _dead_letters/; leave --dead-letter out (use --option FORMAT.ignore-parse-errors=true)")
 	}
@@ -379,6 +377,13 @@ func (p *publisher) entry(ctx context.Context, e Entry) error {
 			continue
 		}
 		rel := filepath.ToSlash(o)
+		if _, err := os.Stat(filepath.Join(p.staging, o)); errors.Is(err, os.ErrNotExist) {
+			// An entry journaled again (a move or delete of an input a
+			// killed run converted): its outputs went up then.
+			if ok, err := p.loc.Bucket.Exists(ctx, p.loc.Key(rel)); err == nil && ok {
+				continue
+			}
+		}
 		if !p.lake || strings.HasPrefix(rel, "_dead_letters/") {
 			if err := p.upload(ctx, rel); err != nil {
 				return err

@@ -251,7 +251,7 @@ func (r *run) dispose(e Entry, f reader.File, action string) (how, to string, er
 		if err := r.record(e); err != nil {
 			return "", "", err
 		}
-		if err := removeSynced(f.Path); err != nil {
+		if err := removeInput(r.ctx, f); err != nil {
 			return "", "", fmt.Errorf("on-success delete: %w", err)
 		}
 		return DisposedDeleted, "", nil
@@ -292,7 +292,9 @@ func (r *run) record(e Entry) error {
 		if err := r.journal.Record(e); err != nil {
 			return err
 		}
-		return p.journaled(r.ctx, JournalFile(r.cfg.Shard), false)
+		// An input is moved or deleted only once the bucket's journal
+		// says so.
+		return p.journaled(r.ctx, JournalFile(r.cfg.Shard), e.Disposed != "")
 	}
 	return r.journal.Record(e)
 }
@@ -308,7 +310,7 @@ func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, err
 		prefer = ""
 		if dst == "" {
 			var err error
-			if dst, err = freeName(dir, f.Rel); err != nil {
+			if dst, err = freeInputName(r.ctx, dir, f); err != nil {
 				return "", fmt.Errorf("moving %s: %w", f.Path, err)
 			}
 		}
@@ -316,7 +318,7 @@ func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, err
 		if err := r.record(e); err != nil {
 			return "", err
 		}
-		err := moveNoClobber(f.Path, dst)
+		err := moveInput(r.ctx, f, dir, dst)
 		if errors.Is(err, errExists) {
 			continue // taken meanwhile: journal another name
 		}
@@ -324,7 +326,7 @@ func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, err
 			return "", fmt.Errorf("moving %s to %s: %w", f.Path, dst, err)
 		}
 		if cause != nil {
-			if err := os.WriteFile(dst+".err", []byte(cause.Error()+"\n"), 0o644); err != nil {
+			if err := writeBeside(r.ctx, f, dir, dst, []byte(cause.Error()+"\n")); err != nil {
 				return "", fmt.Errorf("writing %s.err: %w", dst, err)
 			}
 		}
@@ -341,13 +343,19 @@ func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, err
 func (r *run) disposeConverted(e Entry, f reader.File) (how, to string, err error) {
 	if e.Disposed != "" && e.Size == f.Size && e.ModTime == f.ModTime {
 		if e.Disposed == DisposedDeleted {
-			if err := removeSynced(f.Path); err != nil {
+			if err := removeInput(r.ctx, f); err != nil {
 				return "", "", fmt.Errorf("on-success delete: %w", err)
 			}
 			return DisposedDeleted, "", nil
 		}
-		if e.MovedTo != "" {
-			to, err := r.move(e, f, filepath.Dir(e.MovedTo), nil)
+		dir := filepath.Dir(e.MovedTo)
+		if f.Remote() {
+			// The journal names the object without the URL's settings: the
+			// current destination has them (without one, the input stays).
+			dir, _ = strings.CutPrefix(r.cfg.OnSuccess, "move=")
+		}
+		if e.MovedTo != "" && dir != "" {
+			to, err := r.move(e, f, dir, nil)
 			if err != nil {
 				return "", "", err
 			}

@@ -527,7 +527,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	if cfg.OutDir == "" && cfg.To == ToParquet && cfg.Batches == nil {
 		return Stats{}, setup(errors.New("parquet output needs an output directory (-o DIR)"))
 	}
-	r := &run{cfg: &cfg, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
+	r := &run{cfg: &cfg, ctx: ctx, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
 	if err := checkRemoteInputs(&cfg, files); err != nil {
 		return Stats{}, setup(err)
 	}

@@ -2,10 +2,14 @@ package pipeline
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/reader"
@@ -94,16 +98,179 @@ func ownPrefixes(in *objstore.Location, own []string) func(rel string) bool {
 	}
 }
 
-// checkRemoteInputs refuses what bucket inputs cannot do yet.
+// checkRemoteInputs: inputs in a bucket move to a bucket, local ones to
+// a directory.
 func checkRemoteInputs(cfg *Config, files []reader.File) error {
+	var dirs []string
+	if d, ok := strings.CutPrefix(cfg.OnSuccess, "move="); ok {
+		dirs = append(dirs, d)
+	}
+	if cfg.FailedDir != "" {
+		dirs = append(dirs, cfg.FailedDir)
+	}
 	for _, f := range files {
-		if !f.Remote() {
-			continue
+		for _, d := range dirs {
+			if f.Remote() != objstore.IsURL(d) {
+				if f.Remote() {
+					return fmt.Errorf("%s is in a bucket: --on-success move= and --failed need a bucket URL for it too, not %s", f.Path, d)
+				}
+				return fmt.Errorf("%s is a local file: --on-success move= and --failed need a directory for it, not %s", f.Path, d)
+			}
 		}
-		if cfg.OnSuccess != "" && cfg.OnSuccess != "keep" || cfg.FailedDir != "" {
-			return errors.New("--on-success and --failed move or delete local inputs only: keep bucket inputs where they are (a bucket lifecycle rule can expire them once the journal lists them)")
-		}
-		return nil
 	}
 	return nil
+}
+
+// Inputs in a bucket are moved and deleted there (--on-success, --failed):
+// a move is a copy (server-side within one bucket) then the delete of the
+// original, never over an object that exists. As on disk, the journal
+// entry naming the move is written first.
+
+// removeInput deletes a converted input.
+func removeInput(ctx context.Context, f reader.File) error {
+	if !f.Remote() {
+		return removeSynced(f.Path)
+	}
+	loc := f.Store.(*objstore.Location)
+	if err := loc.Bucket.Delete(ctx, f.Key); err != nil && !objstore.IsNotFound(err) {
+		return fmt.Errorf("%s: %w", f.Path, objstore.Explain(err))
+	}
+	return nil
+}
+
+// freeInputName is the first name under dir for input f that nothing has:
+// dir/rel, dir/rel~2, ...
+func freeInputName(ctx context.Context, dir string, f reader.File) (string, error) {
+	if !f.Remote() {
+		return freeName(dir, f.Rel)
+	}
+	loc, err := objstore.Open(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	for n := 1; ; n++ {
+		key := loc.Key(filepath.ToSlash(stemName(f.Rel, n)))
+		ok, err := loc.Bucket.Exists(ctx, key)
+		if err != nil {
+			return "", objstore.Explain(err)
+		}
+		if !ok {
+			return loc.Name(key), nil
+		}
+	}
+}
+
+// moveInput moves f to dst (a name freeInputName gave, under dir).
+func moveInput(ctx context.Context, f reader.File, dir, dst string) error {
+	if !f.Remote() {
+		return moveNoClobber(f.Path, dst)
+	}
+	src := f.Store.(*objstore.Location)
+	to, err := objstore.Open(ctx, dir)
+	if err != nil {
+		return err
+	}
+	key, ok := to.KeyOf(dst)
+	if !ok {
+		return fmt.Errorf("%s is not below %s", dst, dir)
+	}
+	there, err := to.Bucket.Exists(ctx, key)
+	if err != nil {
+		return objstore.Explain(err)
+	}
+	here, err := src.Bucket.Exists(ctx, f.Key)
+	if err != nil {
+		return objstore.Explain(err)
+	}
+	switch {
+	case there && !here:
+		return nil // moved before a crash; only the journal did not know
+	case there:
+		// A copy a killed run made before deleting the original (the
+		// journaled name is tried first) is this input: finish the move.
+		same, err := sameObject(ctx, src, f.Key, to, key)
+		if err != nil {
+			return err
+		}
+		if !same {
+			return errExists
+		}
+		return removeInput(ctx, f)
+	}
+	if src.Bucket == to.Bucket {
+		err = src.Bucket.Copy(ctx, key, f.Key, nil)
+	} else {
+		err = copyObject(ctx, src, f.Key, to, key)
+	}
+	if err != nil {
+		return fmt.Errorf("copying to %s: %w", dst, objstore.Explain(err))
+	}
+	return removeInput(ctx, f)
+}
+
+func copyObject(ctx context.Context, from *objstore.Location, fromKey string, to *objstore.Location, toKey string) error {
+	r, err := from.Bucket.NewReader(ctx, fromKey, nil)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := to.Bucket.NewWriter(ctx, toKey, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// writeBeside writes name+".err" beside a moved input.
+func writeBeside(ctx context.Context, f reader.File, dir, dst string, data []byte) error {
+	if !f.Remote() {
+		return os.WriteFile(dst+".err", data, 0o644)
+	}
+	to, err := objstore.Open(ctx, dir)
+	if err != nil {
+		return err
+	}
+	key, _ := to.KeyOf(dst)
+	return to.Bucket.WriteAll(ctx, key+".err", data, nil)
+}
+
+// sameObject compares two objects' bytes (by size, then content hash).
+func sameObject(ctx context.Context, a *objstore.Location, ak string, b *objstore.Location, bk string) (bool, error) {
+	aa, err := a.Bucket.Attributes(ctx, ak)
+	if err != nil {
+		return false, objstore.Explain(err)
+	}
+	ba, err := b.Bucket.Attributes(ctx, bk)
+	if err != nil {
+		return false, objstore.Explain(err)
+	}
+	if aa.Size != ba.Size {
+		return false, nil
+	}
+	hash := func(l *objstore.Location, k string) (string, error) {
+		r, err := l.Bucket.NewReader(ctx, k, nil)
+		if err != nil {
+			return "", err
+		}
+		defer r.Close()
+		h := xxh3.New128()
+		if _, err := io.Copy(h, r); err != nil {
+			return "", err
+		}
+		sum := h.Sum128().Bytes()
+		return string(sum[:]), nil
+	}
+	ha, err := hash(a, ak)
+	if err != nil {
+		return false, objstore.Explain(err)
+	}
+	hb, err := hash(b, bk)
+	if err != nil {
+		return false, objstore.Explain(err)
+	}
+	return ha == hb, nil
 }

@@ -375,3 +375,75 @@ func TestS3IcebergUpsert(t *testing.T) {
 		t.Errorf("the bucket's upsert table: %s", diffRows(got["inv.kv"], want["inv.kv"]))
 	}
 }
+
+// TestS3MoveKilled: inputs in a bucket, outputs in a bucket, converted
+// inputs moved to another prefix (--on-success move=), killed 20 times at
+// random moments: at the end every row is in the outputs once, every
+// input is under done/ exactly once and none is left where it was.
+func TestS3MoveKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ep := s3Endpoint(t)
+	dir := t.TempDir()
+	bin := buildCLI(t, dir)
+	run := fmt.Sprintf("move-%d", time.Now().UnixNano())
+	local, total := shardArchive(t, filepath.Join(dir, "in"))
+	for i, arg := range []string{"a", "b"} {
+		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
+	}
+	outURL := s3URL(ep, "lake", run)
+	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "--to", "json", "-o", outURL, "--workers", "2",
+		"--on-success", "move=" + s3URL(ep, "archive", run+"/done"), s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
+	rng := rand.New(rand.NewPCG(8, 3))
+	for k := 0; k < 20; k++ {
+		cmd := exec.Command(bin, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	tmp := t.TempDir()
+	var outs []string
+	for rel, b := range bucketFiles(t, openLoc(t, outURL)) {
+		p := filepath.Join(tmp, strings.ReplaceAll(rel, string(filepath.Separator), "_"))
+		os.WriteFile(p, b, 0o644)
+		outs = append(outs, p)
+	}
+	if len(outs) != 100 {
+		t.Fatalf("%d outputs, want 100", len(outs))
+	}
+	eachRowOnce(t, outs, total)
+	for _, arg := range []string{"a", "b"} {
+		if left := bucketFiles(t, openLoc(t, s3URL(ep, "archive", run+"/"+arg))); len(left) != 0 {
+			t.Errorf("%d inputs left under %s", len(left), arg)
+		}
+	}
+	done := bucketFiles(t, openLoc(t, s3URL(ep, "archive", run+"/done")))
+	if len(done) != 100 {
+		t.Errorf("%d inputs under done/, want 100", len(done))
+	}
+	want := map[string]int{}
+	for _, d := range local {
+		filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				b, _ := os.ReadFile(p)
+				want[string(b)]++
+			}
+			return nil
+		})
+	}
+	for _, b := range done {
+		want[string(b)]--
+	}
+	for _, n := range want {
+		if n != 0 {
+			t.Fatal("done/ does not hold every input exactly once")
+		}
+	}
+}
