@@ -189,15 +189,17 @@ func TestShardsEqualOneRun(t *testing.T) {
 		t.Fatalf("iceberg: unsharded run: %v\n%s", err, out)
 	}
 	want := lakeRows(t, ref)
-	wh := filepath.Join(dir, "ice-4")
-	runShards(t, bin, 4, append(append(slices.Clone(ice), "-o", wh), inputs...))
-	got := lakeRows(t, wh)
-	if len(got) != len(want) || len(want) != 3 {
-		t.Fatalf("iceberg: %d tables, want %d (and 3)", len(got), len(want))
-	}
-	for tbl, rows := range want {
-		if !slices.Equal(got[tbl], rows) {
-			t.Errorf("iceberg table %s: the shards' rows differ from one run's: %s", tbl, diffRows(got[tbl], rows))
+	for _, n := range []int{1, 3, 4, 7} {
+		wh := filepath.Join(dir, fmt.Sprintf("ice-%d", n))
+		runShards(t, bin, n, append(append(slices.Clone(ice), "-o", wh), inputs...))
+		got := lakeRows(t, wh)
+		if len(got) != len(want) || len(want) != 3 {
+			t.Fatalf("iceberg, %d shards: %d tables, want %d (and 3)", n, len(got), len(want))
+		}
+		for tbl, rows := range want {
+			if !slices.Equal(got[tbl], rows) {
+				t.Errorf("iceberg table %s, %d shards: the shards' rows differ from one run's: %s", tbl, n, diffRows(got[tbl], rows))
+			}
 		}
 	}
 }
