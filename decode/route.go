@@ -159,9 +159,45 @@ func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc,
 			return nil, nil, false, false
 		}
 		vs := k + len(`"source":`)
-		return sourceTable(msg[vs:jumpValue(msg, vs)])
+		return guessSource(msg[vs:jumpValue(msg, vs)])
 	}
 	return RouteRaw(f, schemaInclude, msg)
+}
+
+// guessSource is sourceTable by a search of the object's bytes for each
+// key instead of a walk over its members (Debezium's source block has a
+// dozen). A key pattern `"k":` cannot occur inside a JSON string (its
+// quotes would be escaped there); a nested object's member of the same
+// name could fool it, which the router's check of what decoding read
+// corrects.
+func guessSource(src []byte) (ns, table []byte, esc, ok bool) {
+	val := func(key string) ([]byte, bool, bool) {
+		k := bytes.Index(src, []byte(key))
+		if k < 0 {
+			return nil, false, false
+		}
+		i := skipWS(src, k+len(key))
+		if i >= len(src) || src[i] != '"' {
+			return nil, false, false
+		}
+		end, e := jumpString(src, i)
+		if end-1 < i+1 {
+			return nil, false, false
+		}
+		return src[i+1 : end-1], e, true
+	}
+	schema, e0, f0 := val(`"schema":`)
+	db, e1, f1 := val(`"db":`)
+	tb, e2, f2 := val(`"table":`)
+	var e3, f3 bool
+	if !f2 {
+		tb, e3, f3 = val(`"collection":`)
+	}
+	ns = schema
+	if !f0 || len(ns) == 0 {
+		ns = db
+	}
+	return ns, tb, e0 || e1 || e2 || e3, f0 || f1 || f2 || f3
 }
 
 // RouteForward is Route walking every envelope from its start: exact when

@@ -3,6 +3,7 @@ package decode
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -194,4 +195,46 @@ func routedDecoder(t *testing.T, f *Format, schemaInclude bool) (Decoder, *arrow
 		t.Fatal(err)
 	}
 	return d, b
+}
+
+// FuzzGuessSource: on a Debezium source block of scalars (the shape every
+// connector writes), the byte search finds what the member walk finds,
+// whatever the values hold (a value spelling `"table":"x"` included:
+// inside a JSON string its quotes are escaped).
+func FuzzGuessSource(f *testing.F) {
+	f.Add("inventory", "", "products", `"table":"decoy"`, uint8(0))
+	f.Add("", "public", "orders", "x", uint8(3))
+	f.Add("db", "sch", "", `\u0022`, uint8(5))
+	f.Fuzz(func(t *testing.T, db, schema, table, filler string, order uint8) {
+		members := []string{}
+		add := func(k string, v any) {
+			b, _ := json.Marshal(map[string]any{k: v})
+			members = append(members, string(b[1:len(b)-1]))
+		}
+		add("version", "2.7.0")
+		add("filler", filler)
+		if order&1 == 0 {
+			add("db", db)
+		}
+		if order&2 == 0 {
+			add("schema", schema)
+		} else {
+			add("schema", nil)
+		}
+		if order&4 == 0 {
+			add("table", table)
+		} else {
+			add("collection", table)
+		}
+		add("ts_ms", 1700000000000)
+		// Rotate the members by order, so keys come in several orders.
+		r := int(order) % len(members)
+		members = append(members[r:], members[:r]...)
+		src := []byte("{" + strings.Join(members, ",") + "}")
+		ns1, tb1, e1, ok1 := sourceTable(src)
+		ns2, tb2, e2, ok2 := guessSource(src)
+		if string(ns1) != string(ns2) || string(tb1) != string(tb2) || e1 != e2 || ok1 != ok2 {
+			t.Fatalf("%s: walk %q %q %v %v, search %q %q %v %v", src, ns1, tb1, e1, ok1, ns2, tb2, e2, ok2)
+		}
+	})
 }
