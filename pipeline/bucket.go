@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,8 +97,6 @@ func checkBucketOutput(cfg *Config) error {
 		return errors.New("-o with a bucket URL: an Iceberg warehouse in a bucket needs a catalog outside it: --catalog postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH (or sqlite:/LOCAL/PATH for one machine)")
 	case cfg.Materialize:
 		return errors.New("-o with a bucket URL: --materialize needs a local or mounted output directory")
-	case cfg.hive():
-		return errors.New("-o with a bucket URL: Hive-style partitions (--partition-by with parquet) need a local or mounted output directory for now")
 	case cfg.DeadLetterDir != "" && !objstore.IsURL(cfg.DeadLetterDir):
 		return errors.New("-o with a bucket URL: dead letters go to the bucket, under _dead_letters/; leave --dead-letter out (use --option FORMAT.ignore-parse-errors=true)")
 	}
@@ -289,9 +288,31 @@ func (p *publisher) recover(ctx context.Context, name string, j *Journal) error 
 	for rel := range p.schemas {
 		tableDirs = append(tableDirs, filepathDir(rel))
 	}
+	var keys []string // every object below the prefix, for partitioned stems
 	for _, s := range stems {
 		if _, ok := j.owner(s.Stem); ok {
 			continue
+		}
+		if s.Partitioned {
+			if keys == nil {
+				if keys, err = p.listAll(ctx); err != nil {
+					return err
+				}
+			}
+			roots, stem := []string{""}, s.Stem
+			if s.Routed {
+				roots, stem = tableDirs, routedStem(s.Stem)
+			}
+			for _, k := range keys {
+				rel := strings.TrimPrefix(k, p.loc.Prefix)
+				for _, root := range roots {
+					if hiveFileOf(rel, root, stem) {
+						if err := p.loc.Bucket.Delete(ctx, k); err != nil && !objstore.IsNotFound(err) {
+							return fmt.Errorf("removing an output of an interrupted run, %s: %w", p.loc.Name(k), objstore.Explain(err))
+						}
+					}
+				}
+			}
 		}
 		stem := filepath.ToSlash(s.Stem)
 		rels := []string{"_dead_letters/" + stem + ".jsonl"}
@@ -313,6 +334,67 @@ func (p *publisher) recover(ctx context.Context, name string, j *Journal) error 
 		return fmt.Errorf("%s: %w", p.loc.Name(p.loc.Key(name)), objstore.Explain(err))
 	}
 	return os.Remove(filepath.Join(p.staging, name))
+}
+
+// listAll lists every key below the prefix.
+func (p *publisher) listAll(ctx context.Context) ([]string, error) {
+	keys := []string{}
+	it := p.loc.Bucket.List(&blob.ListOptions{Prefix: p.loc.Prefix})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			return keys, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", p.loc.URL, objstore.Explain(err))
+		}
+		if !o.IsDir {
+			keys = append(keys, o.Key)
+		}
+	}
+}
+
+// hiveFileOf reports whether rel (below the output) is one of stem's
+// partition files below table directory root: root/k=v/.../<stem>.parquet
+// or a roll, <stem>~N.parquet.
+func hiveFileOf(rel, root, stem string) bool {
+	if root != "" {
+		var ok bool
+		if rel, ok = strings.CutPrefix(rel, root+"/"); !ok {
+			return false
+		}
+	}
+	segs := strings.Split(rel, "/")
+	if len(segs) < 2 {
+		return false
+	}
+	for _, d := range segs[:len(segs)-1] {
+		if !isPartitionDir(d) {
+			return false
+		}
+	}
+	rest, ok := strings.CutPrefix(segs[len(segs)-1], hiveStem(stem))
+	if !ok || !strings.HasSuffix(rest, ".parquet") {
+		return false
+	}
+	if rest = strings.TrimSuffix(rest, ".parquet"); rest == "" {
+		return true
+	}
+	n, ok := strings.CutPrefix(rest, "~")
+	_, err := strconv.Atoi(n)
+	return ok && err == nil
+}
+
+// removed deletes from the bucket outputs an input's new conversion no
+// longer has (its rows moved to other partitions).
+func (p *publisher) removed(ctx context.Context, rels []string) error {
+	for _, o := range rels {
+		k := p.loc.Key(filepath.ToSlash(o))
+		if err := p.loc.Bucket.Delete(ctx, k); err != nil && !objstore.IsNotFound(err) {
+			return fmt.Errorf("removing %s: %w", p.loc.Name(k), objstore.Explain(err))
+		}
+	}
+	return nil
 }
 
 func filepathDir(rel string) string {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +60,49 @@ func TestBucketLocks(t *testing.T) {
 	}
 	if ok, _ := loc.Bucket.Exists(bg, loc.Key(LockName)); ok {
 		t.Error("the whole run's lock is still in the bucket")
+	}
+}
+
+// TestBucketRecovery: what a killed run put into a bucket for stems no
+// journal entry owns (listed in its uploaded pending file) is deleted by
+// the next start: plain outputs, dead letters, and partition files and
+// rolls; nothing else is.
+func TestBucketRecovery(t *testing.T) {
+	bg := context.Background()
+	in := writeInputs(t, t.TempDir(), 2, 5)
+	out := fmt.Sprintf("mem://recovery-%d/out/", time.Now().UnixNano())
+	loc, err := objstore.Open(bg, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(rel string) {
+		if err := loc.Bucket.WriteAll(bg, loc.Key(rel), []byte("x"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(pendingName)
+	loc.Bucket.WriteAll(bg, loc.Key(pendingName), []byte(`{"stem":"lost.json","partitioned":true}`+"\n"+`{"stem":"gone.json"}`+"\n"), nil)
+	orphans := []string{"id_bucket=1/lost.json.parquet", "id_bucket=2/lost.json~3.parquet", "gone.json.parquet", "_dead_letters/gone.json.jsonl"}
+	kept := []string{"id_bucket=1/lost.jsonx.parquet", "keep/lost.json.parquet", "gone.json~2.parquet", "other/x.parquet"}
+	for _, k := range append(slices.Clone(orphans), kept...) {
+		put(k)
+	}
+	cfg := canalConfig(t, 2)
+	cfg.To, cfg.OutDir = ToParquet, out
+	if _, err := Run(bg, cfg, []string{in}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range orphans {
+		if ok, _ := loc.Bucket.Exists(bg, loc.Key(k)); ok {
+			t.Errorf("%s, left by a killed run, is still there", k)
+		}
+	}
+	for _, k := range append(kept, "sub0/f00.json.parquet", "sub1/f01.json.parquet", JournalName) {
+		if ok, _ := loc.Bucket.Exists(bg, loc.Key(k)); !ok {
+			t.Errorf("%s is gone", k)
+		}
+	}
+	if ok, _ := loc.Bucket.Exists(bg, loc.Key(pendingName)); ok {
+		t.Error("the pending file is still there")
 	}
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -150,7 +151,7 @@ func isPartitionDir(name string) bool {
 
 // writeSuccessFiles puts the success file into every partition directory
 // that holds a converted input's rows.
-func (r *run) writeSuccessFiles() error {
+func (r *run) writeSuccessFiles(ctx context.Context) error {
 	name := r.cfg.Filesystem.SuccessFile
 	if name == "" || r.journal == nil || !r.cfg.hive() {
 		return nil
@@ -167,8 +168,16 @@ func (r *run) writeSuccessFiles() error {
 			}
 			done[dir] = true
 			p := filepath.Join(r.cfg.OutDir, dir, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return fmt.Errorf("writing the success file %s: %w", p, err)
+			}
 			if err := os.WriteFile(p, nil, 0o644); err != nil {
 				return fmt.Errorf("writing the success file %s: %w", p, err)
+			}
+			if pub := r.cfg.publish; pub != nil {
+				if err := pub.upload(ctx, filepath.ToSlash(filepath.Join(dir, name))); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -215,11 +224,17 @@ func removeHiveOutputs(root, stem string) error {
 // removeStale removes the outputs an input's previous conversion had and
 // this one does not (a changed input whose rows moved to other
 // partitions).
-func (r *run) removeStale(prev, now []string) {
+func (r *run) removeStale(prev, now []string) error {
+	var gone []string
 	for _, o := range prev {
 		if filepath.IsAbs(o) || slices.Contains(now, o) || !strings.HasSuffix(o, ".parquet") {
 			continue
 		}
 		os.Remove(filepath.Join(r.cfg.OutDir, o))
+		gone = append(gone, o)
 	}
+	if pub := r.cfg.publish; pub != nil && len(gone) > 0 {
+		return pub.removed(r.ctx, gone)
+	}
+	return nil
 }

@@ -132,7 +132,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		}
 		fs.Disposed, fs.MovedTo, err = r.dispose(e, fr.file, cfg.OnSuccess)
 		if err == nil && len(fr.hive) > 0 {
-			r.removeStale(prev, e.Outputs)
+			err = r.removeStale(prev, e.Outputs)
 		}
 	}
 	if err != nil && committed {

@@ -771,7 +771,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("canal-json messages of %d tables (%s) were all decoded with one schema: pick one with --option canal-json.table.include=REGEX (and database.include)", r.tables.Len(), r.tables))
 	}
 	if err == nil {
-		err = r.writeSuccessFiles()
+		err = r.writeSuccessFiles(outer)
 	}
 	if err == nil && cfg.Materialize && r.journal != nil {
 		err = r.materializeTables(outer)

@@ -123,6 +123,9 @@ func TestS3InAndOut(t *testing.T) {
 		// Without lineage: _file would hold the local path in one run
 		// and the object's URL in the other.
 		{"routed", []string{"--format", "debezium-json", "--no-lineage"}},
+		// Hive-style partitions, rolled, with success files.
+		{"partitioned", []string{"--format", "debezium-json", "--schema", "id BIGINT, name STRING", "--partition-by", "bucket(4, id)",
+			"--option", "sink.rolling-policy.file-size=2kb", "--option", "sink.partition-commit.policy.kind=success-file"}},
 	} {
 		name, mode := m.name, m.mode
 		flags := append([]string{"convert", "--quiet", "--workers", "2"}, mode...)
@@ -444,6 +447,57 @@ func TestS3MoveKilled(t *testing.T) {
 	for _, n := range want {
 		if n != 0 {
 			t.Fatal("done/ does not hold every input exactly once")
+		}
+	}
+}
+
+// TestS3PartitionedKilled: a partitioned, rolled Parquet conversion from
+// and into a bucket, killed 20 times at random moments, then finished:
+// every row is in the bucket's files exactly once (a killed run's
+// partition files, which the next run's names need not match, are
+// deleted at the next start through the uploaded pending file).
+func TestS3PartitionedKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ep := s3Endpoint(t)
+	dir := t.TempDir()
+	bin := buildCLI(t, dir)
+	run := fmt.Sprintf("hive-%d", time.Now().UnixNano())
+	local, total := shardArchive(t, filepath.Join(dir, "in"))
+	for i, arg := range []string{"a", "b"} {
+		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
+	}
+	outURL := s3URL(ep, "lake", run)
+	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "-o", outURL, "--workers", "2",
+		"--partition-by", "bucket(8, id)", "--option", "sink.rolling-policy.file-size=1kb",
+		s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
+	rng := rand.New(rand.NewPCG(4, 4))
+	for k := 0; k < 20; k++ {
+		cmd := exec.Command(bin, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(600)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	tree := t.TempDir()
+	for rel, b := range bucketFiles(t, openLoc(t, outURL)) {
+		p := filepath.Join(tree, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, b, 0o644)
+	}
+	ids, files := parquetIDs(t, tree)
+	if len(ids) != total {
+		t.Fatalf("%d rows in %d files, want %d", len(ids), len(files), total)
+	}
+	for i, id := range ids {
+		if id != i {
+			t.Fatalf("row %d is missing or doubled", i)
 		}
 	}
 }
