@@ -97,7 +97,7 @@ func checkBucketOutput(cfg *Config) error {
 		return errors.New("-o with a bucket URL: an Iceberg warehouse in a bucket needs a catalog outside it: --catalog postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH (or sqlite:/LOCAL/PATH for one machine)")
 	case cfg.Materialize:
 		return errors.New("-o with a bucket URL: --materialize needs a local or mounted output directory")
-	case cfg.DeadLetterDir != "" && !objstore.IsURL(cfg.DeadLetterDir):
+	case cfg.DeadLetterDir != "":
 		return errors.New("-o with a bucket URL: dead letters go to the bucket, under _dead_letters/; leave --dead-letter out (use --option FORMAT.ignore-parse-errors=true)")
 	}
 	return nil

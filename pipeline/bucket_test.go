@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +106,31 @@ func TestBucketRecovery(t *testing.T) {
 	}
 	if ok, _ := loc.Bucket.Exists(bg, loc.Key(pendingName)); ok {
 		t.Error("the pending file is still there")
+	}
+}
+
+// TestBucketDeadLetters: with the output in a bucket, an input's dead
+// letters go there (under _dead_letters/) with its outputs, and the
+// counts reconcile.
+func TestBucketDeadLetters(t *testing.T) {
+	bg := context.Background()
+	in := filepath.Join(t.TempDir(), "in")
+	os.MkdirAll(in, 0o755)
+	os.WriteFile(filepath.Join(in, "a.json"), []byte(`{"data":[{"id":"1","name":"x"}],"type":"INSERT"}`+"\nnot json\n"), 0o644)
+	out := fmt.Sprintf("mem://dead-%d/out/", time.Now().UnixNano())
+	cfg := canalConfig(t, 1)
+	cfg.To, cfg.OutDir = ToParquet, out
+	cfg.Options.IgnoreParseErrors = true
+	st, err := Run(bg, cfg, []string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, _ := objstore.Open(bg, out)
+	b, err := loc.Bucket.ReadAll(bg, loc.Key("_dead_letters/a.json.jsonl"))
+	if err != nil || !strings.Contains(string(b), "not json") {
+		t.Fatalf("dead letters in the bucket: %q, %v", b, err)
+	}
+	if st.Dropped != 1 || st.DeadLetters != 1 || st.Messages != 1 || st.Lines != 2 {
+		t.Errorf("counts: %+v", st)
 	}
 }

@@ -527,6 +527,12 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	if cfg.OutDir == "" && cfg.To == ToParquet && cfg.Batches == nil {
 		return Stats{}, setup(errors.New("parquet output needs an output directory (-o DIR)"))
 	}
+	if objstore.IsURL(cfg.DeadLetterDir) {
+		return Stats{}, setup(errors.New("--dead-letter takes a local or mounted directory; with -o in a bucket, dead letters go to its _dead_letters/ (leave --dead-letter out and set FORMAT.ignore-parse-errors=true)"))
+	}
+	if objstore.IsURL(cfg.OutDir) && cfg.publish == nil {
+		return Stats{}, setup(errors.New("an output in a bucket is written by Run (RunFiles works in a directory): call Run, or give a local OutDir"))
+	}
 	r := &run{cfg: &cfg, ctx: ctx, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
 	if err := checkRemoteInputs(&cfg, files); err != nil {
 		return Stats{}, setup(err)

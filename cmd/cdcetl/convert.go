@@ -290,7 +290,11 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 	switch {
 	case st.DeadLetters > 0:
 		dir := cfg.DeadLetterDir
-		if dir == "" {
+		switch {
+		case dir == "" && objstore.IsURL(cfg.OutDir):
+			base, _, _ := strings.Cut(cfg.OutDir, "?")
+			dir = strings.TrimSuffix(base, "/") + "/_dead_letters/"
+		case dir == "":
 			dir = filepath.Join(cfg.OutDir, "_dead_letters")
 		}
 		fmt.Fprintf(stderr, "; dead letters in %s", dir)
