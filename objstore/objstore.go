@@ -53,6 +53,9 @@ type Location struct {
 	Prefix string
 	// display is scheme://bucket/ for names in messages and journals.
 	display string
+	// exact is the key the URL names when it does not end in '/': it may
+	// be one object rather than a prefix.
+	exact string
 }
 
 // secretParams are query parameters that would put a credential in a
@@ -144,7 +147,28 @@ func Open(ctx context.Context, raw string) (*Location, error) {
 		}
 		buckets.open[bu] = b
 	}
-	return &Location{URL: raw, Bucket: b, Prefix: prefix, display: display}, nil
+	loc := &Location{URL: raw, Bucket: b, Prefix: prefix, display: display}
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "file" && u.Path != "" && !strings.HasSuffix(u.Path, "/") {
+		loc.exact = strings.TrimSuffix(prefix, "/")
+	}
+	return loc, nil
+}
+
+// Single returns the object the location's URL names, when it names one
+// (s3://bucket/dir/file.json, not .../dir/): an input given by name, as
+// a file argument is.
+func (l *Location) Single(ctx context.Context) (Object, bool, error) {
+	if l.exact == "" {
+		return Object{}, false, nil
+	}
+	a, err := l.Bucket.Attributes(ctx, l.exact)
+	if IsNotFound(err) {
+		return Object{}, false, nil
+	}
+	if err != nil {
+		return Object{}, false, fmt.Errorf("%s: %w", l.Name(l.exact), Explain(err))
+	}
+	return Object{Key: l.exact, Rel: path.Base(l.exact), Size: a.Size, ModTime: a.ModTime.UnixNano(), ETag: a.ETag}, true, nil
 }
 
 // Name is how an object is named in messages, journals and lineage:

@@ -415,7 +415,8 @@ func (p *publisher) upload(ctx context.Context, rel string) error {
 	// One PUT (or one multipart upload, completed at Close): the object
 	// appears whole when it appears. A failed or cancelled upload leaves
 	// no object.
-	w, err := p.loc.Bucket.NewWriter(ctx, key, &blob.WriterOptions{ContentType: contentType(rel), BufferSize: 8 << 20})
+	// 5 MiB parts (S3's least), two in flight: bounded memory per upload.
+	w, err := p.loc.Bucket.NewWriter(ctx, key, &blob.WriterOptions{ContentType: contentType(rel), BufferSize: 5 << 20, MaxConcurrency: 2})
 	if err != nil {
 		return fmt.Errorf("uploading %s: %w", p.loc.Name(key), objstore.Explain(err))
 	}

@@ -56,6 +56,12 @@ func Find(ctx context.Context, cfg *Config, paths []string) ([]reader.File, erro
 		if err != nil {
 			return nil, &reader.PathError{Path: p, Err: err}
 		}
+		if o, ok, err := loc.Single(ctx); err != nil {
+			return nil, &reader.PathError{Path: p, Err: err}
+		} else if ok {
+			out = append(out, reader.File{Path: loc.Name(o.Key), Rel: o.Rel, Size: o.Size, ModTime: o.ModTime, Store: loc, Key: o.Key})
+			continue
+		}
 		skip := ownPrefixes(loc, own)
 		objs, err := loc.List(ctx, skip)
 		if err != nil {

@@ -137,6 +137,13 @@ func TestS3InAndOut(t *testing.T) {
 			if err1 != nil || err2 != nil || !bytes.Equal(a, b) || len(a) == 0 {
 				t.Fatalf("bucket inputs print other rows than the local files (%v, %v)", err1, err2)
 			}
+			// One object named by its URL is one input, as a file is.
+			one := filepath.Join(local[0], "d0", "f00.json")
+			a, err1 = exec.Command(bin, append(slices.Clone(print), one)...).Output()
+			b, err2 = exec.Command(bin, append(slices.Clone(print), s3URL(ep, "archive", run+"/a/d0/f00.json"))...).Output()
+			if err1 != nil || err2 != nil || !bytes.Equal(a, b) || len(a) == 0 {
+				t.Fatalf("one object by URL prints other rows than its file (%v, %v)", err1, err2)
+			}
 		}
 		// The reference: the bucket's inputs into a local directory (Parquet
 		// footers name the input, so the inputs must be the same).
