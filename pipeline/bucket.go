@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,9 +128,12 @@ func openPublisher(ctx context.Context, cfg *Config) (*publisher, error) {
 		os.RemoveAll(staging)
 		return nil, err
 	}
-	// The top level: journals and pending files.
+	// The top level: journals and pending files. A shard recovers another
+	// shard's pending file only while it holds that shard's lease (taken
+	// only if free), so nothing of a shard that runs is touched; the
+	// leases are taken before the journals are read.
+	var names []string
 	it := loc.Bucket.List(&blob.ListOptions{Prefix: loc.Prefix, Delimiter: "/"})
-	var pendings []string
 	for {
 		o, err := it.Next(ctx)
 		if err == io.EOF {
@@ -138,20 +142,39 @@ func openPublisher(ctx context.Context, cfg *Config) (*publisher, error) {
 		if err != nil {
 			return fail(fmt.Errorf("listing %s: %w", cfg.OutDir, objstore.Explain(err)))
 		}
-		name := strings.TrimPrefix(o.Key, loc.Prefix)
-		_, isJournal := tagOfName(name, JournalName)
+		if !o.IsDir {
+			names = append(names, strings.TrimPrefix(o.Key, loc.Prefix))
+		}
+	}
+	var held []*objstore.Lease
+	defer func() {
+		for _, l := range held {
+			l.Release(context.WithoutCancel(ctx))
+		}
+	}()
+	var pendings []string
+	for _, name := range names {
 		tag, isPending := tagOfName(name, pendingName)
-		if o.IsDir || !isJournal && !isPending {
+		if !isPending {
 			continue
 		}
-		if isPending && tag != cfg.Shard.tag() && cfg.Shard.Sharded() {
-			continue // another shard's: it recovers its own
+		if tag != cfg.Shard.tag() && cfg.Shard.Sharded() {
+			tctx, cancel := context.WithTimeout(ctx, time.Second)
+			l, _, err := loc.TakeLease(tctx, taggedName(LockName, tag), bucketLease)
+			cancel()
+			if err != nil {
+				continue // that shard runs (or its lease is not yet expired): it recovers its own
+			}
+			held = append(held, l)
 		}
-		if err := p.download(ctx, name); err != nil {
-			return fail(err)
-		}
-		if isPending {
-			pendings = append(pendings, name)
+		pendings = append(pendings, name)
+	}
+	for _, name := range names {
+		_, isJournal := tagOfName(name, JournalName)
+		if isJournal || slices.Contains(pendings, name) {
+			if err := p.download(ctx, name); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	// Routed tables' schema files: <ns>/<table>/_schema.sql and

@@ -134,3 +134,42 @@ func TestBucketDeadLetters(t *testing.T) {
 		t.Errorf("counts: %+v", st)
 	}
 }
+
+// TestBucketShardRecovery: a shard cleans up after another shard of its
+// count that was killed (its lease expired), and leaves alone what a
+// running shard (live lease) has in flight.
+func TestBucketShardRecovery(t *testing.T) {
+	bg := context.Background()
+	in := writeInputs(t, t.TempDir(), 3, 5)
+	for _, live := range []bool{false, true} {
+		out := fmt.Sprintf("mem://shard-recovery-%d/out/", time.Now().UnixNano())
+		loc, err := objstore.Open(bg, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending := taggedName(pendingName, "1-of-3")
+		loc.Bucket.WriteAll(bg, loc.Key(pending), []byte(`{"stem":"lost.json"}`+"\n"), nil)
+		loc.Bucket.WriteAll(bg, loc.Key("lost.json.parquet"), []byte("x"), nil)
+		var holder *objstore.Lease
+		if live {
+			if holder, _, err = loc.TakeLease(bg, taggedName(LockName, "1-of-3"), bucketLease); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			loc.Bucket.WriteAll(bg, loc.Key(taggedName(LockName, "1-of-3")), []byte(`{"holder":"gone/1/x","expires":"2000-01-01T00:00:00Z"}`), nil)
+		}
+		cfg := canalConfig(t, 1)
+		cfg.To, cfg.OutDir, cfg.Shard = ToParquet, out, Shard{0, 3}
+		if _, err := Run(bg, cfg, []string{in}); err != nil {
+			t.Fatal(err)
+		}
+		orphan, _ := loc.Bucket.Exists(bg, loc.Key("lost.json.parquet"))
+		stillPending, _ := loc.Bucket.Exists(bg, loc.Key(pending))
+		if orphan != live || stillPending != live {
+			t.Errorf("shard 1 live=%v: its in-flight output there=%v, pending there=%v; want both %v", live, orphan, stillPending, live)
+		}
+		if holder != nil {
+			holder.Release(bg)
+		}
+	}
+}
