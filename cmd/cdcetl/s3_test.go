@@ -508,3 +508,96 @@ func TestS3PartitionedKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestS3ShardsKilled: three shards at once from and into a bucket, one
+// of them killed with SIGKILL and restarted at random moments, 30 times
+// (the restarted shard takes over its dead predecessor's lease); after a
+// last run of each, every row is in the bucket's outputs exactly once,
+// every object is listed by a shard's journal, and no pending file stays.
+func TestS3ShardsKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ep := s3Endpoint(t)
+	dir := t.TempDir()
+	bin := buildCLI(t, dir)
+	run := fmt.Sprintf("shardkill-%d", time.Now().UnixNano())
+	local, total := shardArchive(t, filepath.Join(dir, "in"))
+	for i, arg := range []string{"a", "b"} {
+		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
+	}
+	outURL := s3URL(ep, "lake", run)
+	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "--to", "json", "-o", outURL, "--workers", "1",
+		s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
+	const n = 3
+	start := func(i int) (*exec.Cmd, chan error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("CDCETL_SHARD=%d/%d", i, n))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ch := make(chan error, 1)
+		go func() { ch <- cmd.Wait() }()
+		return cmd, ch
+	}
+	procs, done := make([]*exec.Cmd, n), make([]chan error, n)
+	for i := range procs {
+		procs[i], done[i] = start(i)
+	}
+	rng := rand.New(rand.NewPCG(6, 6))
+	for k := 0; k < 30; k++ {
+		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+		i := rng.IntN(n)
+		procs[i].Process.Signal(syscall.SIGKILL)
+		<-done[i]
+		procs[i], done[i] = start(i)
+	}
+	for i := range procs {
+		<-done[i]
+	}
+	for i := 0; i < n; i++ {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("CDCETL_SHARD=%d/%d", i, n))
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("last run of shard %d: %v\n%s", i, err, msg)
+		}
+	}
+	loc := openLoc(t, outURL)
+	listed := map[string]bool{}
+	for i := 0; i < n; i++ {
+		journal, err := loc.Bucket.ReadAll(context.Background(), loc.Key(fmt.Sprintf("_cdcetl_journal.%d-of-%d.jsonl", i, n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(journal))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var e struct {
+				Status  string
+				Outputs []string
+			}
+			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Status == "ok" {
+				for _, o := range e.Outputs {
+					listed[o] = true
+				}
+			}
+		}
+		if ok, _ := loc.Bucket.Exists(context.Background(), loc.Key(fmt.Sprintf("_cdcetl_pending.%d-of-%d.jsonl", i, n))); ok {
+			t.Errorf("shard %d's pending file is still there", i)
+		}
+	}
+	tmp := t.TempDir()
+	var outs []string
+	for rel, b := range bucketFiles(t, loc) {
+		if !listed[rel] {
+			t.Errorf("%s is in the bucket but no journal lists it", rel)
+		}
+		p := filepath.Join(tmp, strings.ReplaceAll(rel, string(filepath.Separator), "_"))
+		os.WriteFile(p, b, 0o644)
+		outs = append(outs, p)
+	}
+	if len(outs) != 100 {
+		t.Fatalf("%d outputs, want 100", len(outs))
+	}
+	eachRowOnce(t, outs, total)
+}
