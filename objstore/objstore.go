@@ -303,3 +303,18 @@ func Warehouse(raw string) (base string, props map[string]string, err error) {
 func (l *Location) KeyOf(name string) (string, bool) {
 	return strings.CutPrefix(name, l.display)
 }
+
+// LocalPath is the directory or file a file:// URL names: cdcetl reads
+// and writes those as the local paths they are (with the journal's
+// locks and atomic renames), and one input has one identity whichever
+// way it was named.
+func LocalPath(raw string) (string, bool) {
+	if !strings.HasPrefix(raw, "file://") {
+		return "", false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host != "" || !strings.HasPrefix(u.Path, "/") {
+		return "", false
+	}
+	return u.Path, true
+}

@@ -81,3 +81,12 @@ func FuzzParseURL(f *testing.F) {
 		}
 	})
 }
+
+func TestLocalPath(t *testing.T) {
+	for raw, want := range map[string]string{"file:///data/in": "/data/in", "file:///a%20b/": "/a b/", "s3://b/x": "", "file://host/x": "", "/plain": ""} {
+		got, ok := LocalPath(raw)
+		if got != want || ok != (want != "") {
+			t.Errorf("LocalPath(%s) = %q, %v", raw, got, ok)
+		}
+	}
+}

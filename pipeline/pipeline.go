@@ -498,6 +498,9 @@ func (c *Config) defaults() {
 // The output, dead-letter, failed and done directories are never read as
 // inputs, even when they lie inside an input directory.
 func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
+	if lp, ok := objstore.LocalPath(cfg.OutDir); ok {
+		cfg.OutDir = lp
+	}
 	files, err := Find(ctx, &cfg, paths)
 	if err != nil {
 		return Stats{}, setup(err)

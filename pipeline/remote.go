@@ -44,6 +44,9 @@ func Find(ctx context.Context, cfg *Config, paths []string) ([]reader.File, erro
 	var out []reader.File
 	own := cfg.OwnDirs()
 	for _, p := range paths {
+		if lp, ok := objstore.LocalPath(p); ok {
+			p = lp
+		}
 		if !objstore.IsURL(p) {
 			fs, err := reader.Walk([]string{p}, own...)
 			if err != nil {
