@@ -96,8 +96,6 @@ func checkBucketOutput(cfg *Config) error {
 	switch {
 	case cfg.To == ToIceberg && cfg.Catalog == "":
 		return errors.New("-o with a bucket URL: an Iceberg warehouse in a bucket needs a catalog outside it: --catalog postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH (or sqlite:/LOCAL/PATH for one machine)")
-	case cfg.Materialize:
-		return errors.New("-o with a bucket URL: --materialize needs a local or mounted output directory")
 	case cfg.DeadLetterDir != "":
 		return errors.New("-o with a bucket URL: dead letters go to the bucket, under _dead_letters/; leave --dead-letter out (use --option FORMAT.ignore-parse-errors=true)")
 	}
@@ -565,4 +563,93 @@ func (p *publisher) finish(ctx context.Context, journal string, settled bool) er
 		err = rerr
 	}
 	return err
+}
+
+// Current-state snapshots in a bucket (--materialize): the snapshot of a
+// table is its _current/ prefix, one Parquet file and the state file
+// listing the changes it holds. The fold runs in staging on the snapshot
+// and change files fetched from the bucket; the new snapshot's data file
+// is uploaded over the old (one PUT: a reader sees the old or the new),
+// then its state file. A kill between the two leaves the new data with
+// the old state: the next run folds those changes again, which gives the
+// same last image per key.
+
+// fetchSnapshot brings a table's snapshot (rel: <table dir>/_current)
+// into staging, replacing what staging has.
+func (p *publisher) fetchSnapshot(ctx context.Context, rel string) error {
+	local := filepath.Join(p.staging, filepath.FromSlash(rel))
+	if err := os.RemoveAll(local); err != nil {
+		return err
+	}
+	it := p.loc.Bucket.List(&blob.ListOptions{Prefix: p.loc.Key(rel) + "/"})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", p.loc.Name(p.loc.Key(rel)), objstore.Explain(err))
+		}
+		if o.IsDir {
+			continue
+		}
+		if err := p.download(ctx, strings.TrimPrefix(o.Key, p.loc.Prefix)); err != nil {
+			return err
+		}
+	}
+}
+
+// fetch brings the output at path (in staging) from the bucket, unless
+// staging has it.
+func (p *publisher) fetch(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	rel, err := filepath.Rel(p.staging, path)
+	if err != nil {
+		return err
+	}
+	return p.download(ctx, filepath.ToSlash(rel))
+}
+
+// putSnapshot uploads a table's new snapshot (rel: <table dir>/_current):
+// data files first, the state file last, then removes the bucket's data
+// files the new snapshot does not have.
+func (p *publisher) putSnapshot(ctx context.Context, rel string) error {
+	local := filepath.Join(p.staging, filepath.FromSlash(rel))
+	names, err := os.ReadDir(local)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, n := range names {
+		if n.IsDir() || n.Name() == currentState {
+			continue
+		}
+		have[n.Name()] = true
+		if err := p.upload(ctx, rel+"/"+n.Name()); err != nil {
+			return err
+		}
+	}
+	if err := p.upload(ctx, rel+"/"+currentState); err != nil {
+		return err
+	}
+	it := p.loc.Bucket.List(&blob.ListOptions{Prefix: p.loc.Key(rel) + "/"})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", p.loc.Name(p.loc.Key(rel)), objstore.Explain(err))
+		}
+		name := strings.TrimPrefix(o.Key, p.loc.Key(rel)+"/")
+		if o.IsDir || name == currentState || have[name] {
+			continue
+		}
+		if err := p.loc.Bucket.Delete(ctx, o.Key); err != nil && !objstore.IsNotFound(err) {
+			return fmt.Errorf("%s: %w", p.loc.Name(o.Key), objstore.Explain(err))
+		}
+	}
+	return os.RemoveAll(local)
 }

@@ -114,6 +114,12 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 	cur := filepath.Join(abs, CurrentDir)
 	var st snapshotState
 	var previous []string
+	if p := cfg.publish; p != nil {
+		// The snapshot in the bucket, brought into staging.
+		if err := p.fetchSnapshot(ctx, filepath.ToSlash(filepath.Join(dir, CurrentDir))); err != nil {
+			return nil, err
+		}
+	}
 	if !cfg.Force {
 		if b, err := os.ReadFile(filepath.Join(cur, currentState)); err == nil {
 			if err := json.Unmarshal(b, &st); err != nil {
@@ -162,13 +168,21 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 		if err := os.MkdirAll(next, 0o755); err != nil {
 			return nil, err
 		}
-		if err := r.publishSnapshot(abs, next, &st); err != nil {
+		if err := r.publishSnapshot(ctx, abs, next, &st); err != nil {
 			return nil, err
 		}
 		return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: "input path, then line"}, nil
 	}
 	if len(changes) == 0 {
 		return nil, nil
+	}
+	if p := cfg.publish; p != nil {
+		// Change files went up with their inputs: fetch the ones to fold.
+		for _, c := range changes {
+			if err := p.fetch(ctx, c); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := os.MkdirAll(next, 0o755); err != nil {
 		return nil, err
@@ -183,7 +197,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 		os.RemoveAll(next)
 		return nil, err
 	}
-	if err := r.publishSnapshot(abs, next, &st); err != nil {
+	if err := r.publishSnapshot(ctx, abs, next, &st); err != nil {
 		return nil, err
 	}
 	order := "input path, then line"
@@ -195,7 +209,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 
 // publishSnapshot writes the state file into the new snapshot next and
 // puts it in place of the table's current one.
-func (r *run) publishSnapshot(abs, next string, st *snapshotState) error {
+func (r *run) publishSnapshot(ctx context.Context, abs, next string, st *snapshotState) error {
 	slices.Sort(st.Folded)
 	b, _ := json.MarshalIndent(st, "", " ")
 	if err := writeSynced(filepath.Join(next, currentState), b); err != nil {
@@ -203,7 +217,14 @@ func (r *run) publishSnapshot(abs, next string, st *snapshotState) error {
 		return err
 	}
 	syncDir(next)
-	return swapCurrent(abs, next, r.runID)
+	if err := swapCurrent(abs, next, r.runID); err != nil {
+		return err
+	}
+	if p := r.cfg.publish; p != nil {
+		rel, _ := filepath.Rel(r.cfg.OutDir, filepath.Join(abs, CurrentDir))
+		return p.putSnapshot(ctx, filepath.ToSlash(rel))
+	}
+	return nil
 }
 
 // metaColumn is the column holding a metadata key's values, if any.

@@ -114,3 +114,21 @@ func TestParquetEncodingFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestMaterializeWithTableFlag: --materialize with --schema names its
+// table with --table (the flag was read only after the check that needs
+// it, so this combination was always refused).
+func TestMaterializeWithTableFlag(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.json")
+	os.WriteFile(in, []byte(`{"before":null,"after":{"id":1,"v":"a"},"op":"c"}`+"\n"+`{"before":{"id":1,"v":"a"},"after":{"id":1,"v":"b"},"op":"u"}`+"\n"), 0o644)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"convert", "--format", "debezium-json", "--schema", "id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED",
+		"--table", "inv.kv", "--materialize", "-o", filepath.Join(dir, "out"), in}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "out", "inv", "kv", "_current", "*.parquet")); len(m) != 1 {
+		t.Errorf("snapshot files: %v", m)
+	}
+}

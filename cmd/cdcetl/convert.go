@@ -623,6 +623,16 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		return cfg, nil, usagef("--dedup applies to --materialize: a snapshot keeps one copy of an event delivered twice; a changelog keeps every message as it came (Flink's cdc-events-duplicate, too, needs a stateful step)")
 	}
 	cfg.Dedup = o.dedup
+	if o.table != "" {
+		if !strings.Contains(o.table, ".") {
+			return cfg, nil, usagef("--table %q: want NAMESPACE.NAME", o.table)
+		}
+		if routed {
+			return cfg, nil, usagef("--table names the one table of a conversion with a schema; without --schema/--ddl every source table gets its own (filter them with --include-table)")
+		}
+		ns, name, _ := strings.Cut(o.table, ".")
+		cfg.Table = &pipeline.TableKey{Namespace: ns, Name: name}
+	}
 	if o.materialize {
 		if to != pipeline.ToParquet {
 			return cfg, nil, usagef("--materialize applies to --to parquet (for Iceberg, --table-mode upsert keeps the current state)")
@@ -678,16 +688,6 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	if o.tableMode == "upsert" && cfg.KeepGoing {
 		return cfg, nil, usagef("--table-mode upsert applies inputs in order, so one that fails stops the load: drop --keep-going (and --failed)")
-	}
-	if o.table != "" {
-		if !strings.Contains(o.table, ".") {
-			return cfg, nil, usagef("--table %q: want NAMESPACE.NAME", o.table)
-		}
-		if routed {
-			return cfg, nil, usagef("--table names the one table of a conversion with a schema; without --schema/--ddl every source table gets its own (filter them with --include-table)")
-		}
-		ns, name, _ := strings.Cut(o.table, ".")
-		cfg.Table = &pipeline.TableKey{Namespace: ns, Name: name}
 	}
 	if to == pipeline.ToIceberg && !routed && cfg.Table == nil && cfg.OnlyTable == nil {
 		return cfg, nil, usagef("--to iceberg with a schema needs the table to load into: --table NAMESPACE.NAME")

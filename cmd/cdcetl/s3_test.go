@@ -601,3 +601,105 @@ func TestS3ShardsKilled(t *testing.T) {
 	}
 	eachRowOnce(t, outs, total)
 }
+
+// keyedArchive writes inputs of inserts, updates and deletes over 300
+// keys (files from..to-1 of one random walk).
+func keyedArchive(t *testing.T, dir string, from, to int) {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	rng := rand.New(rand.NewPCG(2, 8))
+	alive := map[int]bool{}
+	for f := 0; f < to; f++ {
+		var b strings.Builder
+		for r := 0; r < 200; r++ {
+			id := rng.IntN(300)
+			switch {
+			case !alive[id]:
+				fmt.Fprintf(&b, `{"before":null,"after":{"id":%d,"v":"c%d-%d"},"op":"c"}`+"\n", id, f, r)
+				alive[id] = true
+			case rng.IntN(4) == 0:
+				fmt.Fprintf(&b, `{"before":{"id":%d,"v":"x"},"after":null,"op":"d"}`+"\n", id)
+				delete(alive, id)
+			default:
+				fmt.Fprintf(&b, `{"before":{"id":%d,"v":"x"},"after":{"id":%d,"v":"u%d-%d"},"op":"u"}`+"\n", id, id, f, r)
+			}
+		}
+		if f >= from {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.json", f)), []byte(b.String()), 0o644)
+		}
+	}
+}
+
+// TestS3MaterializeAfterShards: the final single step of a sharded load.
+// Three shards convert an archive into a bucket; one run without --shard
+// and with --materialize folds their changes into the table's current
+// state in the bucket; more inputs arrive, and the next such run folds
+// them into that snapshot. Both snapshots equal those of the same runs
+// into a local directory, byte for byte.
+func TestS3MaterializeAfterShards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ep := s3Endpoint(t)
+	dir := t.TempDir()
+	bin := buildCLI(t, dir)
+	run := fmt.Sprintf("mat-%d", time.Now().UnixNano())
+	in := filepath.Join(dir, "in")
+	keyedArchive(t, in, 0, 8)
+	arch := openLoc(t, s3URL(ep, "archive", run))
+	uploadTree(t, in, arch)
+	flags := []string{"convert", "--quiet", "--workers", "2", "--format", "debezium-json", "--schema", "id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED", "--table", "inv.kv"}
+	src := s3URL(ep, "archive", run)
+	ref, out := filepath.Join(dir, "ref"), s3URL(ep, "lake", run)
+	for round := 0; round < 2; round++ {
+		if round == 1 {
+			more := filepath.Join(dir, "more")
+			keyedArchive(t, more, 8, 12)
+			uploadTree(t, more, arch)
+		}
+		refRep, outRep := filepath.Join(dir, "ref.json"), filepath.Join(dir, "out.json")
+		if msg, err := exec.Command(bin, append(slices.Clone(flags), "--materialize", "--report", refRep, "-o", ref, src)...).CombinedOutput(); err != nil {
+			t.Fatalf("round %d, local: %v\n%s", round, err, msg)
+		}
+		runShards(t, bin, 3, append(slices.Clone(flags), "-o", out, src))
+		if msg, err := exec.Command(bin, append(slices.Clone(flags), "--materialize", "--report", outRep, "-o", out, src)...).CombinedOutput(); err != nil {
+			t.Fatalf("round %d, the final step: %v\n%s", round, err, msg)
+		}
+		// The second round folds only the new inputs into the snapshot it
+		// found (in the bucket): as many change rows as the local run read.
+		folded := func(p string) int64 {
+			var rep struct {
+				Materialized []struct{ Changes int64 } `json:"materialized"`
+			}
+			b, _ := os.ReadFile(p)
+			if json.Unmarshal(b, &rep) != nil || len(rep.Materialized) != 1 {
+				t.Fatalf("%s: %s", p, b)
+			}
+			return rep.Materialized[0].Changes
+		}
+		if a, b := folded(refRep), folded(outRep); a != b || a == 0 {
+			t.Errorf("round %d: the bucket's fold read %d change rows, the local one %d", round, b, a)
+		}
+		want := outputFiles(t, ref)
+		got := bucketFiles(t, openLoc(t, out))
+		n := 0
+		for k, b := range want {
+			if !strings.Contains(k, "_current") {
+				continue
+			}
+			n++
+			if !bytes.Equal(got[k], b) {
+				t.Errorf("round %d: %s differs from the local snapshot's (%d bytes against %d)", round, k, len(got[k]), len(b))
+			}
+		}
+		if n < 1 {
+			t.Fatalf("round %d: the local run made no snapshot file", round)
+		}
+		state := filepath.Join("inv", "kv", "_current", "_cdcetl_state.json")
+		a, err1 := os.ReadFile(filepath.Join(ref, state))
+		b, err2 := openLoc(t, out).Bucket.ReadAll(context.Background(), openLoc(t, out).Key(filepath.ToSlash(state)))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("round %d: the snapshot's state differs (%v, %v):\n%s\n%s", round, err1, err2, a, b)
+		}
+	}
+}
