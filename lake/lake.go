@@ -316,7 +316,7 @@ func (t *Table) ensure(ctx context.Context, s *arrowconv.Schema) error {
 	}
 	for attempt := 0; ; attempt++ {
 		err := t.evolve(ctx, s)
-		if err == nil || !errors.Is(err, table.ErrCommitFailed) || attempt == 5 {
+		if err == nil || !conflict(err) || attempt == 5 {
 			if err == nil {
 				t.index()
 			}
