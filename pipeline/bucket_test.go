@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cdcetl/cdcetl/objstore"
+	"github.com/cdcetl/cdcetl/reader"
 )
 
 // TestBucketLocks: on a bucket, as in a directory, a whole run does not
@@ -171,5 +173,33 @@ func TestBucketShardRecovery(t *testing.T) {
 		if holder != nil {
 			holder.Release(bg)
 		}
+	}
+}
+
+// TestBucketOwnOutputs: a bucket input that is the run's output location,
+// or inside it, is refused as a directory one is; an output below an input
+// prefix is left out of the inputs.
+func TestBucketOwnOutputs(t *testing.T) {
+	bg := context.Background()
+	base := fmt.Sprintf("mem://own-%d/", time.Now().UnixNano())
+	loc, _ := objstore.Open(bg, base)
+	loc.Bucket.WriteAll(bg, "in/a.json", []byte(`{"data":[{"id":"1","name":"x"}],"type":"INSERT"}`+"\n"), nil)
+	run := func(out, in string) (Stats, error) {
+		cfg := canalConfig(t, 1)
+		cfg.To, cfg.OutDir = ToParquet, out
+		return Run(bg, cfg, []string{in})
+	}
+	for _, c := range [][2]string{{base + "in/", base + "in/"}, {base, base + "in/"}} {
+		if _, err := run(c[0], c[1]); !errors.Is(err, reader.ErrOwnOutput) {
+			t.Errorf("-o %s, input %s: %v, want it refused", c[0], c[1], err)
+		}
+	}
+	st, err := run(base+"in/out/", base+"in/")
+	if err != nil || st.Files != 1 {
+		t.Fatalf("output below the input prefix: %d files, %v", st.Files, err)
+	}
+	st, err = run(base+"in/out/", base+"in/")
+	if err != nil || st.Skipped != 1 || st.Files != 0 {
+		t.Errorf("rerun: its own outputs must not become inputs: %+v, %v", st, err)
 	}
 }

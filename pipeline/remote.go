@@ -66,6 +66,9 @@ func Find(ctx context.Context, cfg *Config, paths []string) ([]reader.File, erro
 			continue
 		}
 		skip := ownPrefixes(loc, own)
+		if skip("") {
+			return nil, &reader.PathError{Path: p, Err: fmt.Errorf("%w: it is a location this run writes to", reader.ErrOwnOutput)}
+		}
 		objs, err := loc.List(ctx, skip)
 		if err != nil {
 			return nil, &reader.PathError{Path: p, Err: err}
@@ -92,10 +95,16 @@ func ownPrefixes(in *objstore.Location, own []string) func(rel string) bool {
 		}
 		bu, prefix, _, err := objstore.ParseURL(d)
 		ibu, iprefix, _, _ := objstore.ParseURL(in.URL)
-		if err != nil || bu != ibu || !strings.HasPrefix(prefix, iprefix) {
+		if err != nil || bu != ibu {
 			continue
 		}
-		under = append(under, strings.TrimPrefix(prefix, iprefix))
+		if strings.HasPrefix(iprefix, prefix) {
+			under = append(under, "") // the input is inside the output
+			continue
+		}
+		if strings.HasPrefix(prefix, iprefix) {
+			under = append(under, strings.TrimPrefix(prefix, iprefix))
+		}
 	}
 	return func(rel string) bool {
 		for _, u := range under {

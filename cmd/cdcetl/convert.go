@@ -316,6 +316,17 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 // checking everything that can be checked before any input is read.
 func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, error) {
 	var cfg pipeline.Config
+	// file:// URLs name local paths: they are those paths everywhere.
+	for _, p := range []*string{&o.out, &o.deadLetter, &o.failedDir} {
+		if lp, ok := objstore.LocalPath(*p); ok {
+			*p = lp
+		}
+	}
+	if d, ok := strings.CutPrefix(o.onSuccess, "move="); ok {
+		if lp, ok := objstore.LocalPath(d); ok {
+			o.onSuccess = "move=" + lp
+		}
+	}
 	var schema *arrowconv.Schema
 	var err error
 	kv := map[string]string{}
