@@ -171,6 +171,12 @@ func openPublisher(ctx context.Context, cfg *Config) (*publisher, error) {
 		_, isJournal := tagOfName(name, JournalName)
 		if isJournal || slices.Contains(pendings, name) {
 			if err := p.download(ctx, name); err != nil {
+				if i := slices.Index(pendings, name); i >= 0 && objstore.IsNotFound(err) {
+					// Its shard finished (and removed it) between the
+					// listing and the taking of its lease: nothing to do.
+					pendings = slices.Delete(pendings, i, i+1)
+					continue
+				}
 				return fail(err)
 			}
 		}
