@@ -134,19 +134,7 @@ func firstStrings(b []byte, keys []string, vals [][]byte, esc, found []bool) {
 // what decoding read (Decoder.Routed) and corrects a wrong guess.
 func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
 	str := func(pattern string) ([]byte, bool, bool) {
-		k := lastIndexColon(msg, pattern)
-		if k < 0 {
-			return nil, false, false
-		}
-		i := skipWS(msg, k+len(pattern))
-		if i >= len(msg) || msg[i] != '"' {
-			return nil, false, false
-		}
-		end, e := jumpString(msg, i)
-		if end-1 <= i {
-			return nil, false, false
-		}
-		return msg[i+1 : end-1], e, true
+		return stringAfter(msg, lastIndexColon(msg, pattern), len(pattern))
 	}
 	switch f.Name {
 	case "canal-json":
@@ -171,33 +159,47 @@ func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc,
 // name could fool it, which the router's check of what decoding read
 // corrects.
 func guessSource(src []byte) (ns, table []byte, esc, ok bool) {
-	val := func(key string) ([]byte, bool, bool) {
-		k := bytes.Index(src, []byte(key))
-		if k < 0 {
-			return nil, false, false
-		}
-		i := skipWS(src, k+len(key))
-		if i >= len(src) || src[i] != '"' {
-			return nil, false, false
-		}
-		end, e := jumpString(src, i)
-		if end-1 < i+1 {
-			return nil, false, false
-		}
-		return src[i+1 : end-1], e, true
+	val := func(pattern []byte) ([]byte, bool, bool) {
+		return stringAfter(src, bytes.Index(src, pattern), len(pattern))
 	}
-	schema, e0, f0 := val(`"schema":`)
-	db, e1, f1 := val(`"db":`)
-	tb, e2, f2 := val(`"table":`)
+	schema, e0, f0 := val(patSchema)
+	db, e1, f1 := val(patDB)
+	tb, e2, f2 := val(patTable)
 	var e3, f3 bool
 	if !f2 {
-		tb, e3, f3 = val(`"collection":`)
+		tb, e3, f3 = val(patCollection)
 	}
 	ns = schema
 	if !f0 || len(ns) == 0 {
 		ns = db
 	}
 	return ns, tb, e0 || e1 || e2 || e3, f0 || f1 || f2 || f3
+}
+
+// The members guessSource looks for.
+var (
+	patSchema     = []byte(`"schema":`)
+	patDB         = []byte(`"db":`)
+	patTable      = []byte(`"table":`)
+	patCollection = []byte(`"collection":`)
+)
+
+// stringAfter is the string value of the member whose `"key":` (n bytes)
+// starts at k in b (k < 0: none), without its quotes: ok is false when
+// the value is no string or an empty one.
+func stringAfter(b []byte, k, n int) (v []byte, esc, ok bool) {
+	if k < 0 {
+		return nil, false, false
+	}
+	i := skipWS(b, k+n)
+	if i >= len(b) || b[i] != '"' {
+		return nil, false, false
+	}
+	end, e := jumpString(b, i)
+	if end-1 <= i {
+		return nil, false, false
+	}
+	return b[i+1 : end-1], e, true
 }
 
 // RouteForward is Route walking every envelope from its start: exact when
