@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -97,17 +98,9 @@ func open(ctx context.Context, warehouse, remote string, props map[string]string
 		return nil, err
 	}
 	l := &Lake{warehouse: abs, tables: map[string]*Table{}, mode: mode, remote: remote, props: iceberg.Properties{}}
-	for k, v := range props {
-		l.props[k] = v
-	}
+	maps.Copy(l.props, props)
 	l.props["warehouse"] = l.URL(abs)
-	catProps := func() iceberg.Properties {
-		p := iceberg.Properties{}
-		for k, v := range l.props {
-			p[k] = v
-		}
-		return p
-	}
+	catProps := func() iceberg.Properties { return maps.Clone(l.props) }
 	switch {
 	case uri == "" || strings.HasPrefix(uri, "sqlite:"):
 		path := strings.TrimPrefix(uri, "sqlite:")

@@ -31,6 +31,7 @@ import (
 // window to processes that start while the holder is already dead.
 type Lease struct {
 	loc    *Location
+	rel    string // below the location's prefix
 	key    string
 	holder string
 	ttl    time.Duration
@@ -74,7 +75,7 @@ func (l *Location) TakeLease(ctx context.Context, rel string, ttl time.Duration)
 	host, _ := os.Hostname()
 	var r [6]byte
 	rand.Read(r[:])
-	ls := &Lease{loc: l, key: l.Key(rel), holder: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(r[:])), ttl: ttl}
+	ls := &Lease{loc: l, rel: rel, key: l.Key(rel), holder: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(r[:])), ttl: ttl}
 	for {
 		err := ls.create(ctx)
 		if err == nil {
@@ -89,8 +90,8 @@ func (l *Location) TakeLease(ctx context.Context, rel string, ttl time.Duration)
 		}
 		if !live || deadHere(holder) {
 			// Expired (or unreadable): its holder is gone.
-			if err := l.Bucket.Delete(ctx, ls.key); err != nil && !IsNotFound(err) {
-				return nil, nil, fmt.Errorf("lock %s: %w", l.Name(ls.key), Explain(err))
+			if err := l.Remove(ctx, ls.key); err != nil {
+				return nil, nil, fmt.Errorf("lock: %w", err)
 			}
 			continue
 		}
@@ -143,7 +144,7 @@ func (ls *Lease) renew() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), ls.ttl/3)
-		holder, _, err := ls.loc.LeaseInfo(ctx, ls.key[len(ls.loc.Prefix):])
+		holder, _, err := ls.loc.LeaseInfo(ctx, ls.rel)
 		if err == nil && holder != ls.holder {
 			err = fmt.Errorf("lock %s was taken over by %s (this process did not renew it for %s)", ls.loc.Name(ls.key), holder, ls.ttl)
 		}
@@ -176,8 +177,5 @@ func (ls *Lease) Release(ctx context.Context) error {
 	if ls.Err() != nil {
 		return nil
 	}
-	if err := ls.loc.Bucket.Delete(ctx, ls.key); err != nil && !IsNotFound(err) {
-		return fmt.Errorf("releasing lock %s: %w", ls.loc.Name(ls.key), Explain(err))
-	}
-	return nil
+	return ls.loc.Remove(ctx, ls.key)
 }

@@ -318,3 +318,11 @@ func LocalPath(raw string) (string, bool) {
 	}
 	return u.Path, true
 }
+
+// Remove deletes the object at key; one that is already gone is no error.
+func (l *Location) Remove(ctx context.Context, key string) error {
+	if err := l.Bucket.Delete(ctx, key); err != nil && !IsNotFound(err) {
+		return fmt.Errorf("removing %s: %w", l.Name(key), Explain(err))
+	}
+	return nil
+}

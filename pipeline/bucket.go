@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -313,7 +314,7 @@ func (p *publisher) recover(ctx context.Context, name string, j *Journal) error 
 	}
 	var tableDirs []string
 	for rel := range p.schemas {
-		tableDirs = append(tableDirs, filepathDir(rel))
+		tableDirs = append(tableDirs, path.Dir(rel))
 	}
 	var keys []string // every object below the prefix, for partitioned stems
 	for _, s := range stems {
@@ -334,8 +335,8 @@ func (p *publisher) recover(ctx context.Context, name string, j *Journal) error 
 				rel := strings.TrimPrefix(k, p.loc.Prefix)
 				for _, root := range roots {
 					if hiveFileOf(rel, root, stem) {
-						if err := p.loc.Bucket.Delete(ctx, k); err != nil && !objstore.IsNotFound(err) {
-							return fmt.Errorf("removing an output of an interrupted run, %s: %w", p.loc.Name(k), objstore.Explain(err))
+						if err := p.loc.Remove(ctx, k); err != nil {
+							return fmt.Errorf("cleaning up after an interrupted run: %w", err)
 						}
 					}
 				}
@@ -352,13 +353,13 @@ func (p *publisher) recover(ctx context.Context, name string, j *Journal) error 
 			}
 		}
 		for _, rel := range rels {
-			if err := p.loc.Bucket.Delete(ctx, p.loc.Key(rel)); err != nil && !objstore.IsNotFound(err) {
-				return fmt.Errorf("removing an output of an interrupted run, %s: %w", p.loc.Name(p.loc.Key(rel)), objstore.Explain(err))
+			if err := p.loc.Remove(ctx, p.loc.Key(rel)); err != nil {
+				return fmt.Errorf("cleaning up after an interrupted run: %w", err)
 			}
 		}
 	}
-	if err := p.loc.Bucket.Delete(ctx, p.loc.Key(name)); err != nil && !objstore.IsNotFound(err) {
-		return fmt.Errorf("%s: %w", p.loc.Name(p.loc.Key(name)), objstore.Explain(err))
+	if err := p.loc.Remove(ctx, p.loc.Key(name)); err != nil {
+		return err
 	}
 	return os.Remove(filepath.Join(p.staging, name))
 }
@@ -416,19 +417,11 @@ func hiveFileOf(rel, root, stem string) bool {
 // longer has (its rows moved to other partitions).
 func (p *publisher) removed(ctx context.Context, rels []string) error {
 	for _, o := range rels {
-		k := p.loc.Key(filepath.ToSlash(o))
-		if err := p.loc.Bucket.Delete(ctx, k); err != nil && !objstore.IsNotFound(err) {
-			return fmt.Errorf("removing %s: %w", p.loc.Name(k), objstore.Explain(err))
+		if err := p.loc.Remove(ctx, p.loc.Key(filepath.ToSlash(o))); err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-func filepathDir(rel string) string {
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		return rel[:i]
-	}
-	return ""
 }
 
 // upload puts the staging file rel into the bucket.
@@ -516,12 +509,12 @@ func (p *publisher) uploadSchemas(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, path := range found {
-		b, err := os.ReadFile(path)
+	for _, f := range found {
+		b, err := os.ReadFile(f)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(p.staging, path)
+		rel, _ := filepath.Rel(p.staging, f)
 		rel = filepath.ToSlash(rel)
 		if old, ok := p.schemas[rel]; ok && bytes.Equal(old, b) {
 			continue
@@ -560,9 +553,7 @@ func (p *publisher) finish(ctx context.Context, journal string, settled bool) er
 		err = p.journaled(ctx, journal, true)
 	}
 	if err == nil && settled {
-		if derr := p.loc.Bucket.Delete(ctx, p.loc.Key(p.pending)); derr != nil && !objstore.IsNotFound(derr) {
-			err = fmt.Errorf("%s: %w", p.loc.Name(p.loc.Key(p.pending)), objstore.Explain(derr))
-		}
+		err = p.loc.Remove(ctx, p.loc.Key(p.pending))
 	}
 	os.RemoveAll(p.staging)
 	if rerr := p.lease.Release(ctx); err == nil {
@@ -607,11 +598,11 @@ func (p *publisher) fetchSnapshot(ctx context.Context, rel string) error {
 
 // fetch brings the output at path (in staging) from the bucket, unless
 // staging has it.
-func (p *publisher) fetch(ctx context.Context, path string) error {
-	if _, err := os.Stat(path); err == nil {
+func (p *publisher) fetch(ctx context.Context, local string) error {
+	if _, err := os.Stat(local); err == nil {
 		return nil
 	}
-	rel, err := filepath.Rel(p.staging, path)
+	rel, err := filepath.Rel(p.staging, local)
 	if err != nil {
 		return err
 	}
@@ -653,8 +644,8 @@ func (p *publisher) putSnapshot(ctx context.Context, rel string) error {
 		if o.IsDir || name == currentState || have[name] {
 			continue
 		}
-		if err := p.loc.Bucket.Delete(ctx, o.Key); err != nil && !objstore.IsNotFound(err) {
-			return fmt.Errorf("%s: %w", p.loc.Name(o.Key), objstore.Explain(err))
+		if err := p.loc.Remove(ctx, o.Key); err != nil {
+			return err
 		}
 	}
 	return os.RemoveAll(local)

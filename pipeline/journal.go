@@ -237,12 +237,7 @@ func openJournal(dir, tag string) (*Journal, error) {
 			buf.Write(append(b, '\n'))
 		}
 		ks := slices.Clone(own.order)
-		slices.SortFunc(ks, func(a, b inputKey) int {
-			if c := strings.Compare(a.path, b.path); c != 0 {
-				return c
-			}
-			return a.gen - b.gen
-		})
+		slices.SortFunc(ks, compareKeys)
 		for _, k := range ks {
 			b, _ := json.Marshal(own.entries[k])
 			buf.Write(append(b, '\n'))
@@ -286,13 +281,16 @@ func (j *Journal) sorted() []Entry {
 	for _, e := range j.entries {
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b Entry) int {
-		if c := strings.Compare(a.Path, b.Path); c != 0 {
-			return c
-		}
-		return a.Gen - b.Gen
-	})
+	slices.SortFunc(out, func(a, b Entry) int { return compareKeys(a.key(), b.key()) })
 	return out
+}
+
+// compareKeys orders inputs by path, then generation.
+func compareKeys(a, b inputKey) int {
+	if c := strings.Compare(a.path, b.path); c != 0 {
+		return c
+	}
+	return a.gen - b.gen
 }
 
 func writeSynced(path string, data []byte) error {

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/zeebo/xxh3"
-
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -149,11 +147,7 @@ func removeInput(ctx context.Context, f reader.File) error {
 	if !f.Remote() {
 		return removeSynced(f.Path)
 	}
-	loc := f.Store.(*objstore.Location)
-	if err := loc.Bucket.Delete(ctx, f.Key); err != nil && !objstore.IsNotFound(err) {
-		return fmt.Errorf("%s: %w", f.Path, objstore.Explain(err))
-	}
-	return nil
+	return f.Store.(*objstore.Location).Remove(ctx, f.Key)
 }
 
 // freeInputName is the first name under dir for input f that nothing has:
@@ -269,26 +263,14 @@ func sameObject(ctx context.Context, a *objstore.Location, ak string, b *objstor
 	if aa.Size != ba.Size {
 		return false, nil
 	}
-	hash := func(l *objstore.Location, k string) (string, error) {
-		r, err := l.Bucket.NewReader(ctx, k, nil)
-		if err != nil {
-			return "", err
-		}
-		defer r.Close()
-		h := xxh3.New128()
-		if _, err := io.Copy(h, r); err != nil {
-			return "", err
-		}
-		sum := h.Sum128().Bytes()
-		return string(sum[:]), nil
-	}
-	ha, err := hash(a, ak)
+	// The journal's content hash, of each object as stored.
+	ha, err := fileHash(reader.File{Store: a, Key: ak})
 	if err != nil {
-		return false, objstore.Explain(err)
+		return false, err
 	}
-	hb, err := hash(b, bk)
+	hb, err := fileHash(reader.File{Store: b, Key: bk})
 	if err != nil {
-		return false, objstore.Explain(err)
+		return false, err
 	}
 	return ha == hb, nil
 }
