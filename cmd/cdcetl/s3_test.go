@@ -70,6 +70,75 @@ func uploadTree(t *testing.T, dir string, loc *objstore.Location) {
 	}
 }
 
+// uploadArchive puts shardArchive's two arguments (local) into the
+// archive bucket under run/a and run/b.
+func uploadArchive(t *testing.T, ep, run string, local []string) {
+	t.Helper()
+	for i, arg := range []string{"a", "b"} {
+		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
+	}
+}
+
+// killRandomly starts the command rounds times and kills it with SIGKILL
+// after a random time below maxMs milliseconds.
+func killRandomly(t *testing.T, bin string, args []string, rounds, maxMs int, seed1, seed2 uint64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed1, seed2))
+	for k := 0; k < rounds; k++ {
+		cmd := exec.Command(bin, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(maxMs)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+}
+
+// journaledOutputs is the set of outputs the ok entries of the journal
+// objects name.
+func journaledOutputs(t *testing.T, loc *objstore.Location, journals ...string) map[string]bool {
+	t.Helper()
+	listed := map[string]bool{}
+	for _, name := range journals {
+		journal, err := loc.Bucket.ReadAll(context.Background(), loc.Key(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(journal))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var e struct {
+				Status  string
+				Outputs []string
+			}
+			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Status == "ok" {
+				for _, o := range e.Outputs {
+					listed[o] = true
+				}
+			}
+		}
+	}
+	return listed
+}
+
+// flatCopies writes each object to its own file in a new directory (for
+// eachRowOnce) and returns their paths; listed, when set, must name each.
+func flatCopies(t *testing.T, files map[string][]byte, listed map[string]bool) []string {
+	t.Helper()
+	tmp := t.TempDir()
+	var outs []string
+	for rel, b := range files {
+		if listed != nil && !listed[rel] {
+			t.Errorf("%s is in the bucket but no journal entry lists it", rel)
+		}
+		p := filepath.Join(tmp, strings.ReplaceAll(rel, string(filepath.Separator), "_"))
+		os.WriteFile(p, b, 0o644)
+		outs = append(outs, p)
+	}
+	return outs
+}
+
 // bucketFiles maps every object below the location (relative key) to its
 // bytes, leaving out cdcetl's bookkeeping.
 func bucketFiles(t *testing.T, loc *objstore.Location) map[string][]byte {
@@ -111,9 +180,7 @@ func TestS3InAndOut(t *testing.T) {
 	bin := buildCLI(t, dir)
 	run := fmt.Sprintf("inout-%d", time.Now().UnixNano())
 	local, _ := shardArchive(t, filepath.Join(dir, "in"))
-	for i, arg := range []string{"a", "b"} {
-		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
-	}
+	uploadArchive(t, ep, run, local)
 	remote := []string{s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
 	for _, m := range []struct {
 		name string
@@ -182,55 +249,17 @@ func TestS3KillAndRestart(t *testing.T) {
 	bin := buildCLI(t, dir)
 	run := fmt.Sprintf("kill-%d", time.Now().UnixNano())
 	local, total := shardArchive(t, filepath.Join(dir, "in"))
-	for i, arg := range []string{"a", "b"} {
-		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
-	}
+	uploadArchive(t, ep, run, local)
 	outURL := s3URL(ep, "lake", run)
 	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "--to", "json", "-o", outURL, "--workers", "2",
 		s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
-	rng := rand.New(rand.NewPCG(5, 1))
-	for k := 0; k < 25; k++ {
-		cmd := exec.Command(bin, args...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-	}
+	killRandomly(t, bin, args, 25, 400, 5, 1)
 	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("final run: %v\n%s", err, out)
 	}
 	loc := openLoc(t, outURL)
-	journal, err := loc.Bucket.ReadAll(context.Background(), loc.Key("_cdcetl_journal.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(journal))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e struct {
-			Status  string
-			Outputs []string
-		}
-		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Status == "ok" {
-			for _, o := range e.Outputs {
-				listed[o] = true
-			}
-		}
-	}
-	files := bucketFiles(t, loc)
-	tmp := t.TempDir()
-	var outs []string
-	for rel, b := range files {
-		if !listed[rel] {
-			t.Errorf("%s is in the bucket but no journal entry lists it", rel)
-		}
-		p := filepath.Join(tmp, strings.ReplaceAll(rel, string(filepath.Separator), "_"))
-		os.WriteFile(p, b, 0o644)
-		outs = append(outs, p)
-	}
+	listed := journaledOutputs(t, loc, "_cdcetl_journal.jsonl")
+	outs := flatCopies(t, bucketFiles(t, loc), listed)
 	if len(outs) != 100 {
 		t.Fatalf("%d outputs, want 100", len(outs))
 	}
@@ -284,9 +313,7 @@ func TestS3Iceberg(t *testing.T) {
 	bin := buildCLI(t, dir)
 	run := fmt.Sprintf("ice-%d", time.Now().UnixNano())
 	local, _ := shardArchive(t, filepath.Join(dir, "in"))
-	for i, arg := range []string{"a", "b"} {
-		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
-	}
+	uploadArchive(t, ep, run, local)
 	remote := []string{s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
 	flags := []string{"convert", "--quiet", "--workers", "1", "--format", "debezium-json", "--to", "iceberg"}
 	ref := filepath.Join(dir, "ref")
@@ -338,26 +365,7 @@ func TestS3IcebergUpsert(t *testing.T) {
 	bin := buildCLI(t, dir)
 	run := fmt.Sprintf("upsert-%d", time.Now().UnixNano())
 	in := filepath.Join(dir, "in")
-	os.MkdirAll(in, 0o755)
-	rng := rand.New(rand.NewPCG(2, 8))
-	alive := map[int]bool{}
-	for f := 0; f < 12; f++ {
-		var b strings.Builder
-		for r := 0; r < 200; r++ {
-			id := rng.IntN(300)
-			switch {
-			case !alive[id]:
-				fmt.Fprintf(&b, `{"before":null,"after":{"id":%d,"v":"c%d-%d"},"op":"c"}`+"\n", id, f, r)
-				alive[id] = true
-			case rng.IntN(4) == 0:
-				fmt.Fprintf(&b, `{"before":{"id":%d,"v":"x"},"after":null,"op":"d"}`+"\n", id)
-				delete(alive, id)
-			default:
-				fmt.Fprintf(&b, `{"before":{"id":%d,"v":"x"},"after":{"id":%d,"v":"u%d-%d"},"op":"u"}`+"\n", id, id, f, r)
-			}
-		}
-		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%02d.json", f)), []byte(b.String()), 0o644)
-	}
+	alive := keyedArchive(t, in, 0, 12)
 	uploadTree(t, in, openLoc(t, s3URL(ep, "archive", run)))
 	flags := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED",
 		"--to", "iceberg", "--table-mode", "upsert", "--table", "inv.kv"}
@@ -378,8 +386,8 @@ func TestS3IcebergUpsert(t *testing.T) {
 	}
 	defer l.Close()
 	got := lakeRowsOf(t, l)
-	if len(want["inv.kv"]) != len(alive) {
-		t.Fatalf("the local upsert table has %d rows, %d keys are alive", len(want["inv.kv"]), len(alive))
+	if len(want["inv.kv"]) != alive {
+		t.Fatalf("the local upsert table has %d rows, %d keys are alive", len(want["inv.kv"]), alive)
 	}
 	if !slices.Equal(got["inv.kv"], want["inv.kv"]) {
 		t.Errorf("the bucket's upsert table: %s", diffRows(got["inv.kv"], want["inv.kv"]))
@@ -399,32 +407,15 @@ func TestS3MoveKilled(t *testing.T) {
 	bin := buildCLI(t, dir)
 	run := fmt.Sprintf("move-%d", time.Now().UnixNano())
 	local, total := shardArchive(t, filepath.Join(dir, "in"))
-	for i, arg := range []string{"a", "b"} {
-		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
-	}
+	uploadArchive(t, ep, run, local)
 	outURL := s3URL(ep, "lake", run)
 	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "--to", "json", "-o", outURL, "--workers", "2",
 		"--on-success", "move=" + s3URL(ep, "archive", run+"/done"), s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
-	rng := rand.New(rand.NewPCG(8, 3))
-	for k := 0; k < 20; k++ {
-		cmd := exec.Command(bin, args...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-	}
+	killRandomly(t, bin, args, 20, 500, 8, 3)
 	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("final run: %v\n%s", err, out)
 	}
-	tmp := t.TempDir()
-	var outs []string
-	for rel, b := range bucketFiles(t, openLoc(t, outURL)) {
-		p := filepath.Join(tmp, strings.ReplaceAll(rel, string(filepath.Separator), "_"))
-		os.WriteFile(p, b, 0o644)
-		outs = append(outs, p)
-	}
+	outs := flatCopies(t, bucketFiles(t, openLoc(t, outURL)), nil)
 	if len(outs) != 100 {
 		t.Fatalf("%d outputs, want 100", len(outs))
 	}
@@ -472,23 +463,12 @@ func TestS3PartitionedKilled(t *testing.T) {
 	bin := buildCLI(t, dir)
 	run := fmt.Sprintf("hive-%d", time.Now().UnixNano())
 	local, total := shardArchive(t, filepath.Join(dir, "in"))
-	for i, arg := range []string{"a", "b"} {
-		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
-	}
+	uploadArchive(t, ep, run, local)
 	outURL := s3URL(ep, "lake", run)
 	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "-o", outURL, "--workers", "2",
 		"--partition-by", "bucket(8, id)", "--option", "sink.rolling-policy.file-size=1kb",
 		s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
-	rng := rand.New(rand.NewPCG(4, 4))
-	for k := 0; k < 20; k++ {
-		cmd := exec.Command(bin, args...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(rng.IntN(600)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-	}
+	killRandomly(t, bin, args, 20, 600, 4, 4)
 	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("final run: %v\n%s", err, out)
 	}
@@ -523,79 +503,24 @@ func TestS3ShardsKilled(t *testing.T) {
 	bin := buildCLI(t, dir)
 	run := fmt.Sprintf("shardkill-%d", time.Now().UnixNano())
 	local, total := shardArchive(t, filepath.Join(dir, "in"))
-	for i, arg := range []string{"a", "b"} {
-		uploadTree(t, local[i], openLoc(t, s3URL(ep, "archive", run+"/"+arg)))
-	}
+	uploadArchive(t, ep, run, local)
 	outURL := s3URL(ep, "lake", run)
 	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "--to", "json", "-o", outURL, "--workers", "1",
 		s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
 	const n = 3
-	start := func(i int) (*exec.Cmd, chan error) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("CDCETL_SHARD=%d/%d", i, n))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		ch := make(chan error, 1)
-		go func() { ch <- cmd.Wait() }()
-		return cmd, ch
-	}
-	procs, done := make([]*exec.Cmd, n), make([]chan error, n)
-	for i := range procs {
-		procs[i], done[i] = start(i)
-	}
-	rng := rand.New(rand.NewPCG(6, 6))
-	for k := 0; k < 30; k++ {
-		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
-		i := rng.IntN(n)
-		procs[i].Process.Signal(syscall.SIGKILL)
-		<-done[i]
-		procs[i], done[i] = start(i)
-	}
-	for i := range procs {
-		<-done[i]
-	}
-	for i := 0; i < n; i++ {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("CDCETL_SHARD=%d/%d", i, n))
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("last run of shard %d: %v\n%s", i, err, msg)
-		}
-	}
+	killShards(t, bin, args, n, 30, 300, 6, 6)
 	loc := openLoc(t, outURL)
-	listed := map[string]bool{}
+	var journals []string
 	for i := 0; i < n; i++ {
-		journal, err := loc.Bucket.ReadAll(context.Background(), loc.Key(fmt.Sprintf("_cdcetl_journal.%d-of-%d.jsonl", i, n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(journal))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var e struct {
-				Status  string
-				Outputs []string
-			}
-			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Status == "ok" {
-				for _, o := range e.Outputs {
-					listed[o] = true
-				}
-			}
-		}
+		journals = append(journals, fmt.Sprintf("_cdcetl_journal.%d-of-%d.jsonl", i, n))
+	}
+	listed := journaledOutputs(t, loc, journals...)
+	for i := 0; i < n; i++ {
 		if ok, _ := loc.Bucket.Exists(context.Background(), loc.Key(fmt.Sprintf("_cdcetl_pending.%d-of-%d.jsonl", i, n))); ok {
 			t.Errorf("shard %d's pending file is still there", i)
 		}
 	}
-	tmp := t.TempDir()
-	var outs []string
-	for rel, b := range bucketFiles(t, loc) {
-		if !listed[rel] {
-			t.Errorf("%s is in the bucket but no journal lists it", rel)
-		}
-		p := filepath.Join(tmp, strings.ReplaceAll(rel, string(filepath.Separator), "_"))
-		os.WriteFile(p, b, 0o644)
-		outs = append(outs, p)
-	}
+	outs := flatCopies(t, bucketFiles(t, loc), listed)
 	if len(outs) != 100 {
 		t.Fatalf("%d outputs, want 100", len(outs))
 	}
@@ -603,8 +528,9 @@ func TestS3ShardsKilled(t *testing.T) {
 }
 
 // keyedArchive writes inputs of inserts, updates and deletes over 300
-// keys (files from..to-1 of one random walk).
-func keyedArchive(t *testing.T, dir string, from, to int) {
+// keys (files from..to-1 of one random walk) and returns how many keys
+// are alive after file to-1.
+func keyedArchive(t *testing.T, dir string, from, to int) int {
 	t.Helper()
 	os.MkdirAll(dir, 0o755)
 	rng := rand.New(rand.NewPCG(2, 8))
@@ -628,6 +554,7 @@ func keyedArchive(t *testing.T, dir string, from, to int) {
 			os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.json", f)), []byte(b.String()), 0o644)
 		}
 	}
+	return len(alive)
 }
 
 // TestS3MaterializeAfterShards: the final single step of a sharded load.

@@ -220,45 +220,7 @@ func TestShardsKilledAndRestarted(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	args := append([]string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "--to", "json", "-o", out, "--workers", "1"}, inputs...)
 	const n = 3
-	start := func(i int) *exec.Cmd {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("CDCETL_SHARD=%d/%d", i, n))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
-	rng := rand.New(rand.NewPCG(3, 9))
-	procs := make([]*exec.Cmd, n)
-	done := make([]chan error, n)
-	for i := range procs {
-		procs[i] = start(i)
-		done[i] = make(chan error, 1)
-		go func(c *exec.Cmd, ch chan error) { ch <- c.Wait() }(procs[i], done[i])
-	}
-	for k := 0; k < 40; k++ {
-		time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)
-		i := rng.IntN(n)
-		procs[i].Process.Signal(syscall.SIGKILL)
-		<-done[i]
-		procs[i] = start(i)
-		done[i] = make(chan error, 1)
-		go func(c *exec.Cmd, ch chan error) { ch <- c.Wait() }(procs[i], done[i])
-	}
-	for i := range procs {
-		if err := <-done[i]; err != nil {
-			// Killed runs are expected to fail; the last start of each may
-			// also still be at work: finish every shard in a last run.
-			_ = err
-		}
-	}
-	for i := 0; i < n; i++ {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("CDCETL_SHARD=%d/%d", i, n))
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("last run of shard %d: %v\n%s", i, err, msg)
-		}
-	}
+	killShards(t, bin, args, n, 40, 40, 3, 9)
 	outs, _ := filepath.Glob(filepath.Join(out, "*", "*.jsonl"))
 	if len(outs) != 100 {
 		t.Fatalf("%d outputs, want 100", len(outs))
@@ -307,5 +269,46 @@ func TestShardsEvolveOneTable(t *testing.T) {
 	}
 	if !slices.Equal(got["inv.wide"], want["inv.wide"]) {
 		t.Errorf("4 shards evolving one table: %s", diffRows(got["inv.wide"], want["inv.wide"]))
+	}
+}
+
+// killShards runs shards 0/n..n-1/n of the command side by side; rounds
+// times, after a random pause below maxMs milliseconds, it kills one of
+// them with SIGKILL and starts it again. Then every shard runs once more
+// to its end, which must succeed.
+func killShards(t *testing.T, bin string, args []string, n, rounds, maxMs int, seed1, seed2 uint64) {
+	t.Helper()
+	start := func(i int) (*exec.Cmd, chan error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("CDCETL_SHARD=%d/%d", i, n))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ch := make(chan error, 1)
+		go func() { ch <- cmd.Wait() }()
+		return cmd, ch
+	}
+	procs, done := make([]*exec.Cmd, n), make([]chan error, n)
+	for i := range procs {
+		procs[i], done[i] = start(i)
+	}
+	rng := rand.New(rand.NewPCG(seed1, seed2))
+	for k := 0; k < rounds; k++ {
+		time.Sleep(time.Duration(rng.IntN(maxMs)) * time.Millisecond)
+		i := rng.IntN(n)
+		procs[i].Process.Signal(syscall.SIGKILL)
+		<-done[i]
+		procs[i], done[i] = start(i)
+	}
+	// Killed runs fail; the last start of each may still be at work.
+	for i := range procs {
+		<-done[i]
+	}
+	for i := 0; i < n; i++ {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("CDCETL_SHARD=%d/%d", i, n))
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("last run of shard %d: %v\n%s", i, err, msg)
+		}
 	}
 }
