@@ -11,7 +11,9 @@
 # ratio the speed relative to the explicit schema; "schema20" and
 # "tables20" convert the same changelog spread over 20 tables, with one
 # explicit schema (one output) and with none (routed, 20 outputs), the
-# ratio of the latter relative to the former. Each
+# ratio of the latter relative to the former; "iceberg" is the explicit
+# schema written as an Iceberg changelog table (--to iceberg, one
+# worker), its ratio the speed relative to the Parquet files. Each
 # configuration runs RUNS times (default 3), interleaved: MB/s is the best
 # run, the ratio the median of each round's DuckDB time over cdcetl's (the
 # machines here are shared and their speed drifts by tens of percent).
@@ -62,8 +64,8 @@ shapes="${SHAPES:-products envelope wide}"
 formats="${FORMATS:-canal-json maxwell-json ogg-json debezium-json}"
 printf '%-9s %-14s %-10s %7s %9s %12s %10s %10s %11s\n' shape format system threads MB/s rows/s peakRSS output ratio
 for shape in $shapes; do
-configs="floor-1 cdcetl-1 cdcetl-2 producer-1 noschema-1 duckdb-1 duckdb-2"
-[ "$shape" = products ] && configs="floor-1 cdcetl-1 cdcetl-2 producer-1 noschema-1 schema20-1 tables20-1 duckdb-1 duckdb-2"
+configs="floor-1 cdcetl-1 cdcetl-2 producer-1 noschema-1 iceberg-1 duckdb-1 duckdb-2"
+[ "$shape" = products ] && configs="floor-1 cdcetl-1 cdcetl-2 producer-1 noschema-1 iceberg-1 schema20-1 tables20-1 duckdb-1 duckdb-2"
 [ -n "$polars" ] && configs="$configs polars-1 polars-2"
 for f in $formats; do
   in="$dir/$f-$mib.jsonl"
@@ -88,6 +90,7 @@ for f in $formats; do
         cdcetl) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in") ;;
         producer) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --semantics producer --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in") ;;
         noschema) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --workers "$t" -o "$out" "$in") ;;
+        iceberg) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --to iceberg --table bench.t --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in") ;;
         schema20) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in20") ;;
         tables20) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --workers "$t" -o "$out" "$in20") ;;
         duckdb) read -r s kb < <(measure "$dir/duckpeer" convert "$f" "$in" "$out/duck.parquet" "$t" "$shape") ;;
@@ -101,6 +104,7 @@ for f in $formats; do
         case $sys in
           duckdb) pq="$out/duck.parquet" ;;
           polars) pq="$out/polars.parquet" ;;
+          iceberg) pq="$out/bench/t/data/*.parquet" ;;
           schema20) pq="$out/$(basename "$in20").parquet" ;;
           noschema|tables20) pq="$out/*/*/*.parquet" ;; # routed: a directory per table
         esac
@@ -130,12 +134,13 @@ for f in $formats; do
       cdcetl-2) ratio="×$(median_ratio "${all[cdcetl-1]}" "${all[cdcetl-2]}")" ;;
       producer-1) ratio="flink×$(median_ratio "${all[cdcetl-1]}" "${all[producer-1]}")" ;;
       noschema-1) ratio="schema×$(median_ratio "${all[cdcetl-1]}" "${all[noschema-1]}")" ;;
+      iceberg-1) ratio="schema×$(median_ratio "${all[cdcetl-1]}" "${all[iceberg-1]}")" ;;
       schema20-1) ratio="-" ;;
       tables20-1) ratio="schema×$(median_ratio "${all[schema20-1]}" "${all[tables20-1]}")" ;;
     esac
     printf '%-9s %-14s %-10s %7s %9.1f %12.0f %8dMiB %8dMiB %11s\n' "$shape" "$f" "$sys" "$t" "$mb" "$(echo "$rows/$s" | bc -l)" $((rss[$cfg]/1024)) $(( ${size[$cfg]}/1048576 )) "$ratio"
   done
-  checks="cdcetl-2 producer-1 duckdb-1 duckdb-2"
+  checks="cdcetl-2 producer-1 iceberg-1 duckdb-1 duckdb-2"
   [ -n "$polars" ] && checks="$checks polars-1 polars-2"
   for v in $checks; do
     cmp -s "$dir/verify-cdcetl-1.txt" "$dir/verify-$v.txt" || { echo "$shape $f: $v wrote different rows:"; cat "$dir/verify-cdcetl-1.txt" "$dir/verify-$v.txt"; exit 1; }
