@@ -152,6 +152,61 @@ func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc,
 	return RouteRaw(f, schemaInclude, msg)
 }
 
+// Guesser is GuessRaw with a memory, for the messages of one input in
+// order. Debezium's source block keeps its key order within a stream, and
+// what precedes its "db", "schema" and "table" keys (version, connector,
+// server name, a 13-digit ts_ms, the snapshot flag) rarely changes length,
+// so the keys usually sit where they sat in the last message: checking
+// there is a few comparisons instead of a walk over the block and a
+// search of it per key. When they are not there, the guess is GuessRaw's.
+// A key the last message lacked is taken as absent again, unlooked-for;
+// like every guess, the router checks it against what decoding read.
+type Guesser struct {
+	Format        *Format
+	SchemaInclude bool
+	at            sourceKeys // where the last message's keys were
+	known         bool
+}
+
+// sourceKeys are offsets in a source object of its keys `"schema":`,
+// `"db":`, `"table":` and `"collection":` (-1: absent or not looked for).
+type sourceKeys [4]int
+
+var sourcePats = [4][]byte{patSchema, patDB, patTable, patCollection}
+
+// Guess is GuessRaw for the next message.
+func (g *Guesser) Guess(msg []byte) (ns, table []byte, esc, ok bool) {
+	if g.Format.Name != "debezium-json" {
+		return GuessRaw(g.Format, g.SchemaInclude, msg)
+	}
+	k := lastIndexColon(msg, `"source":`)
+	if k < 0 {
+		return nil, nil, false, false
+	}
+	vs := k + len(`"source":`)
+	if g.known {
+		hold := true
+		for i, off := range g.at {
+			if off >= 0 && !keyAt(msg, vs+off, sourcePats[i]) {
+				hold = false
+				break
+			}
+		}
+		if hold {
+			return sourceGuess(msg[vs:], g.at)
+		}
+	}
+	src := msg[vs:jumpValue(msg, vs)]
+	g.at = findSourceKeys(src)
+	g.known = true
+	return sourceGuess(src, g.at)
+}
+
+// keyAt says whether b holds the key pattern pat at i.
+func keyAt(b []byte, i int, pat []byte) bool {
+	return i >= 0 && i+len(pat) <= len(b) && string(b[i:i+len(pat)]) == string(pat)
+}
+
 // guessSource is sourceTable by a search of the object's bytes for each
 // key instead of a walk over its members (Debezium's source block has a
 // dozen). A key pattern `"k":` cannot occur inside a JSON string (its
@@ -159,15 +214,29 @@ func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc,
 // name could fool it, which the router's check of what decoding read
 // corrects.
 func guessSource(src []byte) (ns, table []byte, esc, ok bool) {
-	val := func(pattern []byte) ([]byte, bool, bool) {
-		return stringAfter(src, bytes.Index(src, pattern), len(pattern))
+	return sourceGuess(src, findSourceKeys(src))
+}
+
+// findSourceKeys finds the keys sourceGuess reads: "collection" only when
+// "table" has no string value.
+func findSourceKeys(src []byte) sourceKeys {
+	at := sourceKeys{bytes.Index(src, patSchema), bytes.Index(src, patDB), bytes.Index(src, patTable), -1}
+	if _, _, ok := stringAfter(src, at[2], len(patTable)); !ok {
+		at[3] = bytes.Index(src, patCollection)
 	}
-	schema, e0, f0 := val(patSchema)
-	db, e1, f1 := val(patDB)
-	tb, e2, f2 := val(patTable)
+	return at
+}
+
+// sourceGuess reads the namespace (schema, else db) and the table (table,
+// else collection) of a source object whose keys are at at.
+func sourceGuess(src []byte, at sourceKeys) (ns, table []byte, esc, ok bool) {
+	val := func(i int) ([]byte, bool, bool) { return stringAfter(src, at[i], len(sourcePats[i])) }
+	schema, e0, f0 := val(0)
+	db, e1, f1 := val(1)
+	tb, e2, f2 := val(2)
 	var e3, f3 bool
 	if !f2 {
-		tb, e3, f3 = val(patCollection)
+		tb, e3, f3 = val(3)
 	}
 	ns = schema
 	if !f0 || len(ns) == 0 {

@@ -504,8 +504,9 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 	// routeFirst routes a message before decoding it: by a cheap guess,
 	// which decoding checks, or when the guess names no table of the
 	// input, exactly.
+	guesser := decode.Guesser{Format: fr.format, SchemaInclude: fr.schemaInclude}
 	routeFirst := func(msg []byte, pos reader.Pos) bool {
-		ns, tbl, esc, named := decode.GuessRaw(fr.format, fr.schemaInclude, msg)
+		ns, tbl, esc, named := guesser.Guess(msg)
 		if resolve(ns, tbl, esc, named, true, pos) {
 			return true
 		}
