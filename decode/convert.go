@@ -379,15 +379,26 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 		}
 		var entries []entry
 		var arena []byte
+		// seen has a bit per key met in the object (by length and last
+		// byte): a key whose bit is clear is new, without a look at the
+		// others (a map of a dozen keys was a hundred comparisons).
+		var seen uint64
 		// add and each are made once, not per value.
 		add := func(k, mv []byte, mt jsonparser.ValueType) {
-			for i := range entries {
-				e := &entries[i]
-				if e.k1-e.k0 == len(k) && string(arena[e.k0:e.k1]) == string(k) {
-					e.v, e.t = mv, mt // duplicate key: the last value wins
-					return
+			bit := uint64(1) << (uint(len(k)) * 7 % 64)
+			if len(k) > 0 {
+				bit = uint64(1) << ((uint(len(k))*7 + uint(k[len(k)-1])) % 64)
+			}
+			if seen&bit != 0 {
+				for i := range entries {
+					e := &entries[i]
+					if e.k1-e.k0 == len(k) && string(arena[e.k0:e.k1]) == string(k) {
+						e.v, e.t = mv, mt // duplicate key: the last value wins
+						return
+					}
 				}
 			}
+			seen |= bit
 			k0 := len(arena)
 			arena = append(arena, k...)
 			entries = append(entries, entry{k0, len(arena), mv, mt})
@@ -401,10 +412,10 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 			if t != jsonparser.Object {
 				return nil // a non-object gives an empty map, not an error
 			}
-			entries, arena = entries[:0], arena[:0]
+			entries, arena, seen = entries[:0], arena[:0], 0
 			if (cx.plain != nil && *cx.plain) || !eachMember(v, add) {
 				// Not the plain object the fast walk reads: jsonparser's.
-				entries, arena = entries[:0], arena[:0]
+				entries, arena, seen = entries[:0], arena[:0], 0
 				jsonparser.ObjectEach(v, each)
 			}
 			for _, e := range entries {

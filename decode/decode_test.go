@@ -229,3 +229,32 @@ func TestValidateMatchesJackson(t *testing.T) {
 		t.Errorf("1001 levels: %v", err)
 	}
 }
+
+// TestMapDuplicateKeys: in a MAP read from a JSON object, a repeated key
+// keeps its first place and its last value, as Jackson's ObjectNode does;
+// keys that share a length and last byte (the quick check's bit) are told
+// apart by their bytes.
+func TestMapDuplicateKeys(t *testing.T) {
+	cases := []struct{ obj, want string }{
+		{`{"a":"1","b":"2","a":"3"}`, "+I[{a=3, b=2}]"},
+		{`{"xa":"1","ya":"2","za":"3"}`, "+I[{xa=1, ya=2, za=3}]"},
+		{`{"xa":"1","ya":"2","xa":"3","ya":"4"}`, "+I[{xa=3, ya=4}]"},
+		{`{"":"1","b":"2","":"3"}`, "+I[{=3, b=2}]"},
+	}
+	for _, c := range cases {
+		for _, plain := range []string{"", `,"z":"\u0041"`} { // the second walks with jsonparser
+			obj := c.obj[:len(c.obj)-1] + plain + "}"
+			got, err := decodeLines(t, "json", "m MAP<STRING, STRING>", nil, `{"m":`+obj+`}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.want
+			if plain != "" {
+				want = strings.Replace(want, "}]", ", z=A}]", 1)
+			}
+			if len(got) != 1 || got[0] != want {
+				t.Errorf("%s: %v, want %s", obj, got, want)
+			}
+		}
+	}
+}

@@ -62,6 +62,11 @@ type leaf struct {
 	// last is the index of the previous value put, checked before dictIdx:
 	// columns often repeat a value (metadata, low-cardinality columns).
 	last int32
+	// succ[i] is the index of the value put after value i last time,
+	// checked next in repeated leaves: map keys and list elements cycle
+	// through the same sequence row after row (Debezium's source block as
+	// a map: fifteen keys in one order). -1: none yet.
+	succ []int32
 	// seen[i] == page marks dictionary value i as already in the page's
 	// bounds, so each distinct value is compared once per page.
 	seen      []uint32
@@ -227,9 +232,17 @@ func (l *leaf) putBool(v bool) {
 // dictionary-encoded, else PLAIN (length prefix and bytes).
 func (l *leaf) putBytes(v []byte) {
 	if l.dict && !l.plainChunk {
-		if int(l.last) < len(l.dictVals) && string(v) == l.dictVals[l.last] {
-			l.idx = append(l.idx, l.last)
+		prev := l.last
+		if int(prev) < len(l.dictVals) && string(v) == l.dictVals[prev] {
+			l.idx = append(l.idx, prev)
 			return
+		}
+		if l.maxRep > 0 && int(prev) < len(l.succ) {
+			if s := l.succ[prev]; s >= 0 && string(v) == l.dictVals[s] {
+				l.idx = append(l.idx, s)
+				l.last = s
+				return
+			}
 		}
 		i := l.dictIdx.find(v, l.dictVals)
 		if i < 0 {
@@ -237,6 +250,12 @@ func (l *leaf) putBytes(v []byte) {
 			l.dictVals = append(l.dictVals, string(v))
 			l.dictIdx.add(i, l.dictVals)
 			l.dictBytes += 4 + len(v)
+			if l.maxRep > 0 {
+				l.succ = append(l.succ, -1)
+			}
+		}
+		if l.maxRep > 0 && int(prev) < len(l.succ) {
+			l.succ[prev] = i
 		}
 		l.idx = append(l.idx, i) // bounds are taken when the chunk is cut into pages
 		l.last = i
@@ -600,7 +619,7 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 	defer func() {
 		l.reset()
 		l.dictIdx.reset()
-		l.dictVals, l.dictBytes, l.last = l.dictVals[:0], 0, 0
+		l.dictVals, l.dictBytes, l.last, l.succ = l.dictVals[:0], 0, 0, l.succ[:0]
 	}()
 	if l.nValues == 0 {
 		return nil
