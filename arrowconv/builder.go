@@ -430,7 +430,13 @@ type Builder struct {
 	kinds  FixedCol[int8]
 	cols   []Column
 	dict   arrow.Array
+	// epoch counts the flushes and rollbacks: a row index taken in one
+	// epoch names the same row for as long as the epoch lasts.
+	epoch uint64
 }
+
+// Epoch changes whenever rows are taken away (Flush, Rollback).
+func (b *Builder) Epoch() uint64 { return b.epoch }
 
 // NewBuilder returns a builder for s whose batches are allocated from mem.
 func NewBuilder(mem memory.Allocator, s *Schema) *Builder {
@@ -458,6 +464,7 @@ func (b *Builder) Mark() int { return b.kinds.Len() }
 
 // Rollback drops every row and partial row appended after mark.
 func (b *Builder) Rollback(mark int) {
+	b.epoch++
 	b.kinds.Truncate(mark)
 	for _, c := range b.cols {
 		if c.Len() > mark {
@@ -483,6 +490,7 @@ func (b *Builder) Flush() arrow.RecordBatch {
 	if n == 0 {
 		return nil
 	}
+	b.epoch++
 	for i, c := range b.cols {
 		if c.Len() != n {
 			panic(fmt.Sprintf("arrowconv: column %s has %d values for %d rows", b.schema.Field(i+1).Name, c.Len(), n))

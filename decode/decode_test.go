@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -256,5 +257,64 @@ func TestMapDuplicateKeys(t *testing.T) {
 				t.Errorf("%s: %v, want %s", obj, got, want)
 			}
 		}
+	}
+}
+
+// TestEnvelopeMapReuse: envelope maps and lists of the same bytes as the
+// last message's are copies of its value; of other bytes, their own.
+// A message dropped between two equal ones (malformed after its maps:
+// filled, then rolled back), and a message whose
+// conversion nulls a value (lenient), leave no stale value behind.
+func TestEnvelopeMapReuse(t *testing.T) {
+	msg := func(id int, sqlType, pk string) string {
+		return fmt.Sprintf(`{"data":[{"id":"%d"}],"database":"d","table":"t","sqlType":%s,"pkNames":%s,"isDdl":false,"type":"INSERT"}`, id, sqlType, pk)
+	}
+	a, b := `{"id":-5,"name":12}`, `{"id":4,"name":12}`
+	bad := `{"id":"x","name":12}` // not an INT: nulled when lenient
+	schema := "id BIGINT, st MAP<STRING, INT> METADATA FROM 'sql-type' VIRTUAL, pk ARRAY<STRING> METADATA FROM 'pk-names' VIRTUAL"
+	lines := []string{
+		msg(1, a, `["id"]`), msg(2, a, `["id"]`), msg(3, b, `["id"]`), msg(4, b, `["name"]`),
+		msg(5, bad, `["id"]`), msg(6, bad, `["id"]`), msg(7, a, `["id"]`), `{"data":[{"id":"9"}],"database":"d","table":"t","sqlType":{"id":-5,"name":12},"pkNames":["id"],"type":"INSERT"`, msg(8, a, `["id"]`),
+	}
+	got, err := decodeLines(t, "canal-json", schema, map[string]string{"canal-json.ignore-parse-errors": "true"}, lines...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"+I[1, {id=-5, name=12}, [id]]", "+I[2, {id=-5, name=12}, [id]]", "+I[3, {id=4, name=12}, [id]]", "+I[4, {id=4, name=12}, [name]]",
+		"+I[5, {id=null, name=12}, [id]]", "+I[6, {id=null, name=12}, [id]]", "+I[7, {id=-5, name=12}, [id]]", "+I[8, {id=-5, name=12}, [id]]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestEnvelopeMapReuseCountsNulls: a map whose conversion nulled a value
+// is converted again in the next message, not copied, so each message
+// reports its own nulled value.
+func TestEnvelopeMapReuseCountsNulls(t *testing.T) {
+	f, _ := Lookup("canal-json")
+	s, err := arrowconv.ParseColumns("id BIGINT, st MAP<STRING, INT> METADATA FROM 'sql-type' VIRTUAL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := ParseOptions(f, map[string]string{"canal-json.ignore-parse-errors": "true"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+	defer b.Release()
+	d, err := New(f, s, o, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		res, err := d.Decode([]byte(`{"data":[{"id":"1"}],"database":"d","table":"t","sqlType":{"id":"x"},"isDdl":false,"type":"INSERT"}`))
+		if err != nil || len(res.Nulled) != 1 {
+			t.Fatalf("message %d: %d values nulled (%v), want 1", i+1, len(res.Nulled), err)
+		}
+	}
+	if rec := b.Flush(); rec != nil {
+		rec.Release()
 	}
 }

@@ -49,9 +49,48 @@ func (d *base) bindMeta(m *metaCol) error {
 	fromField := func(name string) {
 		conv := d.cx.newConv(mk.Type, m.col)
 		f := d.field(name)
-		m.fill = func(arrowconv.Column) error {
+		switch mk.Type.Kind {
+		case arrowconv.Map, arrowconv.Multiset, arrowconv.Array:
+		default:
+			m.fill = func(arrowconv.Column) error {
+				s := d.get(f)
+				return conv(s.v, s.t)
+			}
+			return
+		}
+		// A map or list from the envelope (Canal's sqlType, pkNames,
+		// Debezium's source) is often the same bytes message after
+		// message: then the value is a copy of the last one's, while that
+		// row is still in the builder, instead of a walk and a conversion
+		// of every entry. Only a conversion without side effects (no value
+		// nulled, no zero date) is reused.
+		// Values that change every message (Debezium's source, with its
+		// positions) stop the keeping of copies after a while.
+		var last []byte
+		var lastT jsonparser.ValueType
+		lastRow, epoch := -1, uint64(0)
+		hits, misses := 0, 0
+		m.fill = func(c arrowconv.Column) error {
 			s := d.get(f)
-			return conv(s.v, s.t)
+			if lastRow >= 0 && !d.plain && epoch == d.b.Epoch() && lastRow < c.Len() && s.t == lastT {
+				if string(s.v) == string(last) {
+					hits++
+					c.AppendCopy(lastRow)
+					lastRow = c.Len() - 1
+					return nil
+				}
+				misses++
+			}
+			row, nulled, zero := c.Len(), len(d.cx.nulled), d.cx.zeroDates
+			err := conv(s.v, s.t)
+			lastRow = -1
+			if misses >= 64 && hits < misses/4 {
+				return err
+			}
+			if err == nil && c.Len() == row+1 && len(d.cx.nulled) == nulled && d.cx.zeroDates == zero {
+				last, lastT, lastRow, epoch = append(last[:0], s.v...), s.t, row, d.b.Epoch()
+			}
+			return err
 		}
 	}
 	switch d.format.Name + " " + m.key {
