@@ -385,10 +385,11 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 		var seen uint64
 		// add and each are made once, not per value.
 		add := func(k, mv []byte, mt jsonparser.ValueType) {
-			bit := uint64(1) << (uint(len(k)) * 7 % 64)
+			var lastByte uint
 			if len(k) > 0 {
-				bit = uint64(1) << ((uint(len(k))*7 + uint(k[len(k)-1])) % 64)
+				lastByte = uint(k[len(k)-1])
 			}
+			bit := uint64(1) << ((uint(len(k))*7 + lastByte) % 64)
 			if seen&bit != 0 {
 				for i := range entries {
 					e := &entries[i]

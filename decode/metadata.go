@@ -58,14 +58,13 @@ func (d *base) bindMeta(m *metaCol) error {
 			}
 			return
 		}
-		// A map or list from the envelope (Canal's sqlType, pkNames,
-		// Debezium's source) is often the same bytes message after
-		// message: then the value is a copy of the last one's, while that
-		// row is still in the builder, instead of a walk and a conversion
-		// of every entry. Only a conversion without side effects (no value
-		// nulled, no zero date) is reused.
-		// Values that change every message (Debezium's source, with its
-		// positions) stop the keeping of copies after a while.
+		// A map or list from the envelope (Canal's sqlType and pkNames) is
+		// often the same bytes message after message: then the value is a
+		// copy of the last one's, while that row is still in the builder,
+		// instead of a walk and a conversion of every entry. Only a
+		// conversion without side effects (no value nulled, no zero date)
+		// is reused. Values that change every message (Debezium's source,
+		// with its positions) stop the keeping of copies after a while.
 		var last []byte
 		var lastT jsonparser.ValueType
 		lastRow, epoch := -1, uint64(0)
