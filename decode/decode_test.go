@@ -14,9 +14,9 @@ import (
 	"github.com/cdcetl/cdcetl/writer"
 )
 
-// decodeLines decodes lines with format/schema/options and returns the
-// printed rows, or the first error (positioned as file "in").
-func decodeLines(t testing.TB, format, schema string, opts map[string]string, lines ...string) ([]string, error) {
+// testDecoder is a decoder of format (Flink semantics) for schema, and its
+// builder on mem, which the caller releases.
+func testDecoder(t testing.TB, mem memory.Allocator, format, schema string, opts map[string]string) (Decoder, *arrowconv.Builder) {
 	t.Helper()
 	f, ok := Lookup(format)
 	if !ok {
@@ -30,14 +30,23 @@ func decodeLines(t testing.TB, format, schema string, opts map[string]string, li
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := memory.NewCheckedAllocator(arrowconv.NewPool())
-	defer mem.AssertSize(t, 0)
 	b := arrowconv.NewBuilder(mem, s)
-	defer b.Release()
 	d, err := New(f, s, o, b)
 	if err != nil {
+		b.Release()
 		t.Fatal(err)
 	}
+	return d, b
+}
+
+// decodeLines decodes lines with format/schema/options and returns the
+// printed rows, or the first error (positioned as file "in").
+func decodeLines(t testing.TB, format, schema string, opts map[string]string, lines ...string) ([]string, error) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(arrowconv.NewPool())
+	defer mem.AssertSize(t, 0)
+	d, b := testDecoder(t, mem, format, schema, opts)
+	defer b.Release()
 	var firstErr error
 	for i, l := range lines {
 		if _, err := d.Decode([]byte(l)); err != nil {
@@ -293,21 +302,9 @@ func TestEnvelopeMapReuse(t *testing.T) {
 // is converted again in the next message, not copied, so each message
 // reports its own nulled value.
 func TestEnvelopeMapReuseCountsNulls(t *testing.T) {
-	f, _ := Lookup("canal-json")
-	s, err := arrowconv.ParseColumns("id BIGINT, st MAP<STRING, INT> METADATA FROM 'sql-type' VIRTUAL")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := ParseOptions(f, map[string]string{"canal-json.ignore-parse-errors": "true"}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+	d, b := testDecoder(t, memory.NewGoAllocator(), "canal-json", "id BIGINT, st MAP<STRING, INT> METADATA FROM 'sql-type' VIRTUAL",
+		map[string]string{"canal-json.ignore-parse-errors": "true"})
 	defer b.Release()
-	d, err := New(f, s, o, b)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := range 3 {
 		res, err := d.Decode([]byte(`{"data":[{"id":"1"}],"database":"d","table":"t","sqlType":{"id":"x"},"isDdl":false,"type":"INSERT"}`))
 		if err != nil || len(res.Nulled) != 1 {

@@ -142,12 +142,8 @@ func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc,
 		tb, e2, ok2 := str(`"table":`)
 		return db, tb, e1 || e2, ok1 || ok2
 	case "debezium-json":
-		k := lastIndexColon(msg, `"source":`)
-		if k < 0 {
-			return nil, nil, false, false
-		}
-		vs := k + len(`"source":`)
-		return guessSource(msg[vs:jumpValue(msg, vs)])
+		var g Guesser // no memory: the search of the source block
+		return g.debezium(msg)
 	}
 	return RouteRaw(f, schemaInclude, msg)
 }
@@ -179,6 +175,12 @@ func (g *Guesser) Guess(msg []byte) (ns, table []byte, esc, ok bool) {
 	if g.Format.Name != "debezium-json" {
 		return GuessRaw(g.Format, g.SchemaInclude, msg)
 	}
+	return g.debezium(msg)
+}
+
+// debezium guesses from the last `"source":{`: first where the keys were
+// last time, else by a search of the block (then remembered).
+func (g *Guesser) debezium(msg []byte) (ns, table []byte, esc, ok bool) {
 	k := lastIndexColon(msg, `"source":`)
 	if k < 0 {
 		return nil, nil, false, false

@@ -197,6 +197,12 @@ func routedDecoder(t *testing.T, f *Format, schemaInclude bool) (Decoder, *arrow
 	return d, b
 }
 
+// jsonMember is `"k":v` as a JSON object's member.
+func jsonMember(k string, v any) string {
+	b, _ := json.Marshal(map[string]any{k: v})
+	return string(b[1 : len(b)-1])
+}
+
 // FuzzGuessSource: on a Debezium source block of scalars (the shape every
 // connector writes), the byte search finds what the member walk finds,
 // whatever the values hold (a value spelling `"table":"x"` included:
@@ -207,10 +213,7 @@ func FuzzGuessSource(f *testing.F) {
 	f.Add("db", "sch", "", `\u0022`, uint8(5))
 	f.Fuzz(func(t *testing.T, db, schema, table, filler string, order uint8) {
 		members := []string{}
-		add := func(k string, v any) {
-			b, _ := json.Marshal(map[string]any{k: v})
-			members = append(members, string(b[1:len(b)-1]))
-		}
+		add := func(k string, v any) { members = append(members, jsonMember(k, v)) }
 		add("version", "2.7.0")
 		add("filler", filler)
 		if order&1 == 0 {
@@ -251,10 +254,7 @@ func FuzzGuesser(f *testing.F) {
 	f.Fuzz(func(t *testing.T, db1, sc1, tb1 string, o1 uint8, db2, sc2, tb2 string, o2 uint8, filler string) {
 		msg := func(db, schema, table string, order uint8) []byte {
 			var members []string
-			add := func(k string, v any) {
-				b, _ := json.Marshal(map[string]any{k: v})
-				members = append(members, string(b[1:len(b)-1]))
-			}
+			add := func(k string, v any) { members = append(members, jsonMember(k, v)) }
 			add("version", "2.7.0")
 			if order&1 == 0 {
 				add("db", db)

@@ -161,19 +161,16 @@ func mustRead(t *testing.T, p string) string {
 	return string(b)
 }
 
-// TestRoutedTrailingContent: a message followed by more JSON (decoding
-// ignores it, as Jackson does) is routed by its own envelope, not by what
-// follows, though Canal's is read from the end.
-func TestRoutedTrailingContent(t *testing.T) {
+// routedInserts converts msgs (one input of format, producer semantics,
+// one worker) routed without a schema and returns the inserts per table.
+func routedInserts(t *testing.T, format, msgs string) map[string]int64 {
+	t.Helper()
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
 	os.MkdirAll(in, 0o755)
-	msgs := `{"data":[{"id":"1"}],"database":"a","table":"t1","mysqlType":{"id":"int"},"isDdl":false,"type":"INSERT"}` + "\n" +
-		`{"data":[{"id":"2"}],"database":"b","table":"t2","mysqlType":{"id":"int"},"isDdl":false,"type":"INSERT"}` + "\n" +
-		`{"data":[{"id":"3"}],"database":"a","table":"t1","mysqlType":{"id":"int"},"isDdl":false,"type":"INSERT"} {"database":"b","table":"t2"}` + "\n"
 	os.WriteFile(filepath.Join(in, "a.json"), []byte(msgs), 0o644)
-	format, _ := decode.Lookup("canal-json")
-	st, err := Run(context.Background(), Config{Format: format, Options: decode.Options{Producer: true}, To: ToParquet, OutDir: out, Workers: 1}, []string{in})
+	f, _ := decode.Lookup(format)
+	st, err := Run(context.Background(), Config{Format: f, Options: decode.Options{Producer: true}, To: ToParquet, OutDir: out, Workers: 1}, []string{in})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,6 +178,17 @@ func TestRoutedTrailingContent(t *testing.T) {
 	for _, tb := range st.PerFile[0].Tables {
 		got[tb.Table] = tb.Rows[0]
 	}
+	return got
+}
+
+// TestRoutedTrailingContent: a message followed by more JSON (decoding
+// ignores it, as Jackson does) is routed by its own envelope, not by what
+// follows, though Canal's is read from the end.
+func TestRoutedTrailingContent(t *testing.T) {
+	msgs := `{"data":[{"id":"1"}],"database":"a","table":"t1","mysqlType":{"id":"int"},"isDdl":false,"type":"INSERT"}` + "\n" +
+		`{"data":[{"id":"2"}],"database":"b","table":"t2","mysqlType":{"id":"int"},"isDdl":false,"type":"INSERT"}` + "\n" +
+		`{"data":[{"id":"3"}],"database":"a","table":"t1","mysqlType":{"id":"int"},"isDdl":false,"type":"INSERT"} {"database":"b","table":"t2"}` + "\n"
+	got := routedInserts(t, "canal-json", msgs)
 	if got["a.t1"] != 2 || got["b.t2"] != 1 {
 		t.Errorf("rows by table: %v, want a.t1 2, b.t2 1", got)
 	}
@@ -190,22 +198,10 @@ func TestRoutedTrailingContent(t *testing.T) {
 // routed by the last, as decoding reads it, though routing stops at the
 // first.
 func TestRoutedRepeatedKey(t *testing.T) {
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	os.MkdirAll(in, 0o755)
 	msgs := `{"database":"a","table":"t1","type":"insert","data":{"id":1}}` + "\n" +
 		`{"database":"a","table":"t2","type":"insert","data":{"id":2}}` + "\n" +
 		`{"database":"a","table":"t1","type":"insert","data":{"id":3},"table":"t2"}` + "\n"
-	os.WriteFile(filepath.Join(in, "a.json"), []byte(msgs), 0o644)
-	format, _ := decode.Lookup("maxwell-json")
-	st, err := Run(context.Background(), Config{Format: format, Options: decode.Options{Producer: true}, To: ToParquet, OutDir: out, Workers: 1}, []string{in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int64{}
-	for _, tb := range st.PerFile[0].Tables {
-		got[tb.Table] = tb.Rows[0]
-	}
+	got := routedInserts(t, "maxwell-json", msgs)
 	if got["a.t1"] != 1 || got["a.t2"] != 2 {
 		t.Errorf("rows by table: %v, want a.t1 1, a.t2 2", got)
 	}
@@ -216,9 +212,6 @@ func TestRoutedRepeatedKey(t *testing.T) {
 // the last message's table, which exists) still land in their own tables:
 // decoding reads the schema and the message is decoded again.
 func TestRoutedGuessMisled(t *testing.T) {
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	os.MkdirAll(in, 0o755)
 	plain := `{"before":null,"after":{"id":%d},"source":{"db":"inv","table":"t"},"op":"c"}` + "\n"
 	withSchema := `{"before":null,"after":{"id":%d},"source":{"db":"inv","table":"t","schema":"s"},"op":"c"}` + "\n"
 	var msgs strings.Builder
@@ -229,16 +222,7 @@ func TestRoutedGuessMisled(t *testing.T) {
 			fmt.Fprintf(&msgs, withSchema, i)
 		}
 	}
-	os.WriteFile(filepath.Join(in, "a.json"), []byte(msgs.String()), 0o644)
-	format, _ := decode.Lookup("debezium-json")
-	st, err := Run(context.Background(), Config{Format: format, Options: decode.Options{Producer: true}, To: ToParquet, OutDir: out, Workers: 1}, []string{in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int64{}
-	for _, tb := range st.PerFile[0].Tables {
-		got[tb.Table] = tb.Rows[0]
-	}
+	got := routedInserts(t, "debezium-json", msgs.String())
 	if got["inv.t"] != 4 || got["s.t"] != 4 || len(got) != 2 {
 		t.Errorf("rows by table: %v, want inv.t 4, s.t 4", got)
 	}

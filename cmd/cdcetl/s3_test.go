@@ -36,6 +36,19 @@ func s3Endpoint(t *testing.T) string {
 	return ep
 }
 
+// s3Test starts a test of the binary against the S3 server (skipped with
+// -short or without one): the endpoint, a temporary directory holding the
+// built binary, and a prefix of the test's own in every bucket.
+func s3Test(t *testing.T, name string) (ep, dir, bin, run string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	ep = s3Endpoint(t)
+	dir = t.TempDir()
+	return ep, dir, buildCLI(t, dir), fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
+}
+
 // s3URL is a location on the test server; each test uses a prefix of its
 // own.
 func s3URL(endpoint, bucket, prefix string) string {
@@ -172,13 +185,7 @@ func bucketFiles(t *testing.T, loc *objstore.Location) map[string][]byte {
 // converts nothing; three shards at once into one bucket prefix write the
 // same files again.
 func TestS3InAndOut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	ep := s3Endpoint(t)
-	dir := t.TempDir()
-	bin := buildCLI(t, dir)
-	run := fmt.Sprintf("inout-%d", time.Now().UnixNano())
+	ep, dir, bin, run := s3Test(t, "inout")
 	local, _ := shardArchive(t, filepath.Join(dir, "in"))
 	uploadArchive(t, ep, run, local)
 	remote := []string{s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
@@ -241,13 +248,7 @@ func TestS3InAndOut(t *testing.T) {
 // journal lists (nothing a killed run left behind), and no pending file
 // stays.
 func TestS3KillAndRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	ep := s3Endpoint(t)
-	dir := t.TempDir()
-	bin := buildCLI(t, dir)
-	run := fmt.Sprintf("kill-%d", time.Now().UnixNano())
+	ep, dir, bin, run := s3Test(t, "kill")
 	local, total := shardArchive(t, filepath.Join(dir, "in"))
 	uploadArchive(t, ep, run, local)
 	outURL := s3URL(ep, "lake", run)
@@ -273,17 +274,11 @@ func TestS3KillAndRestart(t *testing.T) {
 // any input is read, with exit status 1, the reason and what to check;
 // and credentials in the URL are refused (exit 2).
 func TestS3RefusesWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	ep := s3Endpoint(t)
 	ro := os.Getenv("CDCETL_TEST_S3_READONLY")
 	if ro == "" {
 		t.Skip("no read-only S3 server: set CDCETL_TEST_S3_READONLY")
 	}
-	dir := t.TempDir()
-	bin := buildCLI(t, dir)
-	run := fmt.Sprintf("ro-%d", time.Now().UnixNano())
+	ep, dir, bin, run := s3Test(t, "ro")
 	local, _ := shardArchive(t, filepath.Join(dir, "in"))
 	cmd := exec.Command(bin, "convert", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "-o", s3URL(ro, "lake", run), local[0])
 	out, err := cmd.CombinedOutput()
@@ -305,13 +300,7 @@ func TestS3RefusesWrites(t *testing.T) {
 // same changelog tables, which then hold exactly the rows one run loads
 // into a local warehouse; a rerun commits nothing.
 func TestS3Iceberg(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	ep := s3Endpoint(t)
-	dir := t.TempDir()
-	bin := buildCLI(t, dir)
-	run := fmt.Sprintf("ice-%d", time.Now().UnixNano())
+	ep, dir, bin, run := s3Test(t, "ice")
 	local, _ := shardArchive(t, filepath.Join(dir, "in"))
 	uploadArchive(t, ep, run, local)
 	remote := []string{s3URL(ep, "archive", run+"/a"), s3URL(ep, "archive", run+"/b")}
@@ -357,13 +346,7 @@ func TestS3Iceberg(t *testing.T) {
 // rows of earlier ones by position and by equality) holds the same rows
 // as the same load into a local warehouse.
 func TestS3IcebergUpsert(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	ep := s3Endpoint(t)
-	dir := t.TempDir()
-	bin := buildCLI(t, dir)
-	run := fmt.Sprintf("upsert-%d", time.Now().UnixNano())
+	ep, dir, bin, run := s3Test(t, "upsert")
 	in := filepath.Join(dir, "in")
 	alive := keyedArchive(t, in, 0, 12)
 	uploadTree(t, in, openLoc(t, s3URL(ep, "archive", run)))
@@ -399,13 +382,7 @@ func TestS3IcebergUpsert(t *testing.T) {
 // random moments: at the end every row is in the outputs once, every
 // input is under done/ exactly once and none is left where it was.
 func TestS3MoveKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	ep := s3Endpoint(t)
-	dir := t.TempDir()
-	bin := buildCLI(t, dir)
-	run := fmt.Sprintf("move-%d", time.Now().UnixNano())
+	ep, dir, bin, run := s3Test(t, "move")
 	local, total := shardArchive(t, filepath.Join(dir, "in"))
 	uploadArchive(t, ep, run, local)
 	outURL := s3URL(ep, "lake", run)
@@ -455,13 +432,7 @@ func TestS3MoveKilled(t *testing.T) {
 // partition files, which the next run's names need not match, are
 // deleted at the next start through the uploaded pending file).
 func TestS3PartitionedKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	ep := s3Endpoint(t)
-	dir := t.TempDir()
-	bin := buildCLI(t, dir)
-	run := fmt.Sprintf("hive-%d", time.Now().UnixNano())
+	ep, dir, bin, run := s3Test(t, "hive")
 	local, total := shardArchive(t, filepath.Join(dir, "in"))
 	uploadArchive(t, ep, run, local)
 	outURL := s3URL(ep, "lake", run)
@@ -495,13 +466,7 @@ func TestS3PartitionedKilled(t *testing.T) {
 // last run of each, every row is in the bucket's outputs exactly once,
 // every object is listed by a shard's journal, and no pending file stays.
 func TestS3ShardsKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	ep := s3Endpoint(t)
-	dir := t.TempDir()
-	bin := buildCLI(t, dir)
-	run := fmt.Sprintf("shardkill-%d", time.Now().UnixNano())
+	ep, dir, bin, run := s3Test(t, "shardkill")
 	local, total := shardArchive(t, filepath.Join(dir, "in"))
 	uploadArchive(t, ep, run, local)
 	outURL := s3URL(ep, "lake", run)
@@ -564,13 +529,7 @@ func keyedArchive(t *testing.T, dir string, from, to int) int {
 // them into that snapshot. Both snapshots equal those of the same runs
 // into a local directory, byte for byte.
 func TestS3MaterializeAfterShards(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	ep := s3Endpoint(t)
-	dir := t.TempDir()
-	bin := buildCLI(t, dir)
-	run := fmt.Sprintf("mat-%d", time.Now().UnixNano())
+	ep, dir, bin, run := s3Test(t, "mat")
 	in := filepath.Join(dir, "in")
 	keyedArchive(t, in, 0, 8)
 	arch := openLoc(t, s3URL(ep, "archive", run))
