@@ -1,9 +1,19 @@
 package writer
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
 // dictTable against a Go map: every value added is found at its index,
@@ -66,5 +76,92 @@ func TestDictTable(t *testing.T) {
 				t.Fatalf("after reset: found %q at %d", vals[0], i)
 			}
 		}
+	}
+}
+
+// TestDictionaryGivenUpStaysPlain: a column of distinct values gives its
+// dictionary up in its first chunk; the chunks after it start PLAIN (no
+// value goes through the dictionary) but one in redictEvery tries it
+// again, so a column whose values start to repeat gets its dictionary
+// back. A low-cardinality column keeps its dictionary throughout, and
+// every value reads back.
+func TestDictionaryGivenUpStaysPlain(t *testing.T) {
+	s, err := arrowconv.ParseColumns("pos STRING, cat STRING")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	w, err := NewParquet(path, s, ParquetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := arrowconv.NewBuilder(memory.DefaultAllocator, s)
+	defer b.Release()
+	const groups, repeatFrom = 20, 12
+	rows := dictSample + 904
+	var want [][2]string
+	for g := range groups {
+		for i := range rows {
+			pos := fmt.Sprintf("mysql-bin.000001/%d", g*rows+i)
+			if g >= repeatFrom {
+				pos = fmt.Sprintf("p%d", i%7)
+			}
+			cat := fmt.Sprintf("c%d", i%5)
+			b.AppendKind(arrowconv.Insert)
+			b.Column(0).(*arrowconv.BytesCol).AppendString(pos)
+			b.Column(1).(*arrowconv.BytesCol).AppendString(cat)
+			want = append(want, [2]string{pos, cat})
+		}
+		rec := b.Flush()
+		if err := w.Write(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		// A chunk that starts PLAIN puts nothing in the dictionary.
+		sticky := g > 0 && g%redictEvery != 0 && g < 2*redictEvery
+		if n := len(w.leaves[1].dictVals); sticky && n != 0 {
+			t.Errorf("row group %d: %d values in the dictionary of a column that gave it up", g, n)
+		}
+		if err := w.FlushRowGroup(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pf := openParquet(t, path)
+	md := pf.Metadata()
+	if len(md.RowGroups) != groups {
+		t.Fatalf("%d row groups, want %d", len(md.RowGroups), groups)
+	}
+	for g, rg := range md.RowGroups {
+		// Distinct until repeatFrom; then PLAIN while sticky, until the
+		// retry at 2*redictEvery finds that the values repeat.
+		wantDict := g >= 2*redictEvery
+		if got := slices.Contains(rg.Columns[1].MetaData.Encoding, format.RLEDictionary); got != wantDict {
+			t.Errorf("row group %d: pos dictionary-encoded %v, want %v (encodings %v)", g, got, wantDict, rg.Columns[1].MetaData.Encoding)
+		}
+		if !slices.Contains(rg.Columns[2].MetaData.Encoding, format.RLEDictionary) {
+			t.Errorf("row group %d: cat lost its dictionary (encodings %v)", g, rg.Columns[2].MetaData.Encoding)
+		}
+	}
+	var got [][2]string
+	r := parquet.NewReader(pf)
+	defer r.Close()
+	buf := make([]parquet.Row, 512)
+	for {
+		n, err := r.ReadRows(buf)
+		for _, row := range buf[:n] {
+			got = append(got, [2]string{row[1].String(), row[2].String()})
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("read %d rows back, not the %d written", len(got), len(want))
 	}
 }

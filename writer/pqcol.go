@@ -51,7 +51,14 @@ type leaf struct {
 	// is a dictionary known up front (_rowkind): values are indices.
 	dict       bool
 	plainChunk bool // the dictionary outgrew its limit: PLAIN to the end of the chunk
-	fixedDict  []string
+	// plainRun counts the chunks in a row that gave their dictionary up.
+	// The next chunk starts PLAIN while it is set (but every
+	// redictEvery-th tries the dictionary again): a column of distinct
+	// values (positions, ids as text) would otherwise put dictSample
+	// values through the dictionary in every chunk, a third of each row
+	// group when many tables' writers share the memory and cut small ones.
+	plainRun  int
+	fixedDict []string
 	// delta: INT32/INT64 values go out DELTA_BINARY_PACKED; the page's
 	// values are kept as integers (ints or ints32), not PLAIN bytes.
 	delta    bool
@@ -579,10 +586,15 @@ func (l *leaf) finishChunk(codec compress.Codec) error {
 		l.reset()
 		return err
 	}
-	if !l.dict || l.plainChunk {
+	if !l.dict {
 		err := l.flushPage(codec)
 		l.reset()
-		l.plainChunk = false
+		return err
+	}
+	if l.plainChunk {
+		err := l.flushPage(codec)
+		l.reset()
+		l.nextChunk(true)
 		return err
 	}
 	useDict := l.dictBytes <= dictLimitBytes
@@ -591,7 +603,24 @@ func (l *leaf) finishChunk(codec compress.Codec) error {
 			return err
 		}
 	}
-	return l.writeBuffered(codec, useDict)
+	err := l.writeBuffered(codec, useDict)
+	l.nextChunk(!useDict)
+	return err
+}
+
+// redictEvery: a column that keeps giving its dictionary up tries it again
+// in one chunk of this many.
+const redictEvery = 8
+
+// nextChunk decides how the next chunk of a dictionary leaf starts, after
+// one that gave its dictionary up (gaveUp) or kept it.
+func (l *leaf) nextChunk(gaveUp bool) {
+	if gaveUp {
+		l.plainRun++
+	} else {
+		l.plainRun = 0
+	}
+	l.plainChunk = l.plainRun > 0 && l.plainRun%redictEvery != 0
 }
 
 // checkDict turns a dictionary leaf whose dictionary outgrew its limit
