@@ -133,14 +133,10 @@ func firstStrings(b []byte, keys []string, vals [][]byte, esc, found []bool) {
 // anywhere in the message, unchecked. It is for a router that checks
 // what decoding read (Decoder.Routed) and corrects a wrong guess.
 func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
-	str := func(pattern string) ([]byte, bool, bool) {
-		return stringAfter(msg, lastIndexColon(msg, pattern), len(pattern))
-	}
 	switch f.Name {
 	case "canal-json":
-		db, e1, ok1 := str(`"database":`)
-		tb, e2, ok2 := str(`"table":`)
-		return db, tb, e1 || e2, ok1 || ok2
+		var g Guesser // no memory: the search from the end
+		return g.canal(msg)
 	case "debezium-json":
 		var g Guesser // no memory: the search of the source block
 		return g.debezium(msg)
@@ -157,12 +153,23 @@ func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc,
 // search of it per key. When they are not there, the guess is GuessRaw's.
 // A key the last message lacked is taken as absent again, unlooked-for;
 // like every guess, the router checks it against what decoding read.
+//
+// Canal's "database" sits after the "data" and "old" arrays, followed by
+// members whose lengths rarely change within a table (es, id, isDdl,
+// mysqlType, pkNames, sql, sqlType, table, ts, type): it is first looked
+// for as far from the message's end as it was last time, instead of
+// colon by colon from the end. Found there, a later `"database":` (a
+// column of that name in mysqlType or sqlType) goes unlooked-for, where
+// GuessRaw would take the later one.
 type Guesser struct {
 	Format        *Format
 	SchemaInclude bool
 	at            sourceKeys // where the last message's keys were
 	known         bool
+	dbFromEnd     int // Canal: len(msg) minus the offset of the last message's "database" key; 0: none
 }
+
+var patDatabase = []byte(`"database":`)
 
 // sourceKeys are offsets in a source object of its keys `"schema":`,
 // `"db":`, `"table":` and `"collection":` (-1: absent or not looked for).
@@ -172,10 +179,27 @@ var sourcePats = [4][]byte{patSchema, patDB, patTable, patCollection}
 
 // Guess is GuessRaw for the next message.
 func (g *Guesser) Guess(msg []byte) (ns, table []byte, esc, ok bool) {
-	if g.Format.Name != "debezium-json" {
-		return GuessRaw(g.Format, g.SchemaInclude, msg)
+	switch g.Format.Name {
+	case "debezium-json":
+		return g.debezium(msg)
+	case "canal-json":
+		return g.canal(msg)
 	}
-	return g.debezium(msg)
+	return GuessRaw(g.Format, g.SchemaInclude, msg)
+}
+
+// canal guesses from the last `"table":` and the `"database":` as far from
+// the end as last time, else the last one (then remembered).
+func (g *Guesser) canal(msg []byte) (ns, table []byte, esc, ok bool) {
+	k := -1
+	if g.dbFromEnd > 0 && keyAt(msg, len(msg)-g.dbFromEnd, patDatabase) {
+		k = len(msg) - g.dbFromEnd
+	} else if k = lastIndexColon(msg, `"database":`); k >= 0 {
+		g.dbFromEnd = len(msg) - k
+	}
+	db, e1, ok1 := stringAfter(msg, k, len(patDatabase))
+	tb, e2, ok2 := stringAfter(msg, lastIndexColon(msg, `"table":`), len(`"table":`))
+	return db, tb, e1 || e2, ok1 || ok2
 }
 
 // debezium guesses from the last `"source":{`: first where the keys were

@@ -309,3 +309,66 @@ func FuzzGuesser(f *testing.F) {
 		same(m2, "second message")
 	})
 }
+
+// FuzzCanalGuesser: Canal's guess with a memory equals GuessRaw on a
+// second message, except where the "database" key sits as far from the
+// end as in the first message and a later `"database":` (a column of that
+// name in mysqlType) follows it: then the guess reads the key where it
+// was, as documented, and the router's check corrects a wrong table.
+func FuzzCanalGuesser(f *testing.F) {
+	f.Add("inventory", "products", "", uint8(0), "inventory", "products", "x", uint8(0))
+	f.Add("db", "t", "ab", uint8(2), "db2", "t2", "abc", uint8(1))
+	f.Add("db", "t", "", uint8(4), "db", "t", "", uint8(12))
+	format, _ := Lookup("canal-json")
+	f.Fuzz(func(t *testing.T, db1, tb1, sql1 string, o1 uint8, db2, tb2, sql2 string, o2 uint8) {
+		msg := func(db, table, sql string, order uint8) []byte {
+			var members []string
+			add := func(k string, v any) { members = append(members, jsonMember(k, v)) }
+			row := map[string]any{"id": "1"}
+			if order&1 != 0 {
+				row["database"] = db + "x" // a column named database, before the key
+			}
+			add("data", []any{row})
+			add("old", nil)
+			if order&2 == 0 {
+				add("database", db)
+			}
+			add("es", 1589373516000)
+			if order&4 != 0 {
+				add("mysqlType", map[string]string{"database": "VARCHAR(64)", "id": "BIGINT"})
+			}
+			add("sql", sql)
+			if order&8 == 0 {
+				add("table", table)
+			}
+			add("type", "INSERT")
+			return []byte("{" + strings.Join(members, ",") + "}")
+		}
+		m1, m2 := msg(db1, tb1, sql1, o1), msg(db2, tb2, sql2, o2)
+		g := Guesser{Format: format}
+		ns1, t1, e1, ok1 := g.Guess(m1)
+		ns2, t2, e2, ok2 := GuessRaw(format, false, m1)
+		if string(ns1) != string(ns2) || string(t1) != string(t2) || e1 != e2 || ok1 != ok2 {
+			t.Fatalf("first message %s: guesser %q %q %v %v, GuessRaw %q %q %v %v", m1, ns1, t1, e1, ok1, ns2, t2, e2, ok2)
+		}
+		at := -1
+		if g.dbFromEnd > 0 && keyAt(m2, len(m2)-g.dbFromEnd, patDatabase) {
+			at = len(m2) - g.dbFromEnd
+		}
+		ns1, t1, e1, ok1 = g.Guess(m2)
+		ns2, t2, e2, ok2 = GuessRaw(format, false, m2)
+		if last := lastIndexColon(m2, `"database":`); at >= 0 && last != at {
+			if last < at {
+				t.Fatalf("%s: the remembered key at %d is after the last one at %d", m2, at, last)
+			}
+			want, _, _ := stringAfter(m2, at, len(patDatabase))
+			if string(ns1) != string(want) || string(t1) != string(t2) {
+				t.Fatalf("%s: guesser %q %q, want the remembered key's %q and GuessRaw's table %q", m2, ns1, t1, want, t2)
+			}
+			return
+		}
+		if string(ns1) != string(ns2) || string(t1) != string(t2) || e1 != e2 || ok1 != ok2 {
+			t.Fatalf("second message %s: guesser %q %q %v %v, GuessRaw %q %q %v %v", m2, ns1, t1, e1, ok1, ns2, t2, e2, ok2)
+		}
+	})
+}

@@ -227,3 +227,31 @@ func TestRoutedGuessMisled(t *testing.T) {
 		t.Errorf("rows by table: %v, want inv.t 4, s.t 4", got)
 	}
 }
+
+// TestRoutedCanalGuessMisled: a Canal message with a column named
+// "database" exactly as far from its end as the last message's
+// "database" key was (so the routing guess reads the column's value, a
+// database whose table exists) still lands in its own table: decoding
+// reads the envelope's database and the message is decoded again.
+func TestRoutedCanalGuessMisled(t *testing.T) {
+	decoy := `{"data":[{"id":"%d","database":"inv"}],"database":"other","table":"t","type":"INSERT"}` + "\n"
+	tail := decoy[strings.Index(decoy, `"database":"inv"`) : len(decoy)-1]
+	// Padded so that its "database" key is len(tail) from its end.
+	pad := strings.Repeat("x", len(tail)-len(`"database":"inv","table":"t","type":"INSERT","pad":""}`))
+	plain := `{"data":[{"id":"%d","database":"inv"}],"database":"inv","table":"t","type":"INSERT","pad":"` + pad + `"}` + "\n"
+	if p := fmt.Sprintf(plain, 0); len(p)-1-strings.LastIndex(p, `"database":`) != len(tail) {
+		t.Fatalf("the padding is off: %q against %q", p, tail)
+	}
+	var msgs strings.Builder
+	for i := range 8 {
+		if i%4 < 2 {
+			fmt.Fprintf(&msgs, plain, i)
+		} else {
+			fmt.Fprintf(&msgs, decoy, i)
+		}
+	}
+	got := routedInserts(t, "canal-json", msgs.String())
+	if got["inv.t"] != 4 || got["other.t"] != 4 || len(got) != 2 {
+		t.Errorf("rows by table: %v, want inv.t 4, other.t 4", got)
+	}
+}
