@@ -50,7 +50,7 @@ type leaf struct {
 	// fallback when the dictionary grows past dictLimitBytes). fixedDict
 	// is a dictionary known up front (_rowkind): values are indices.
 	dict       bool
-	plainChunk bool // the dictionary outgrew its limit: PLAIN to the end of the chunk
+	plainChunk bool // PLAIN to the end of the chunk: the dictionary outgrew its limit, or the last chunks gave it up
 	// plainRun counts the chunks in a row that gave their dictionary up.
 	// The next chunk starts PLAIN while it is set (but every
 	// redictEvery-th tries the dictionary again): a column of distinct
