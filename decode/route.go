@@ -169,7 +169,13 @@ type Guesser struct {
 	dbFromEnd     int // Canal: len(msg) minus the offset of the last message's "database" key; 0: none
 }
 
-var patDatabase = []byte(`"database":`)
+// Canal's routing keys, as the searches from the end take them.
+const (
+	keyDatabase = `"database":`
+	keyTable    = `"table":`
+)
+
+var patDatabase = []byte(keyDatabase)
 
 // sourceKeys are offsets in a source object of its keys `"schema":`,
 // `"db":`, `"table":` and `"collection":` (-1: absent or not looked for).
@@ -191,14 +197,14 @@ func (g *Guesser) Guess(msg []byte) (ns, table []byte, esc, ok bool) {
 // canal guesses from the last `"table":` and the `"database":` as far from
 // the end as last time, else the last one (then remembered).
 func (g *Guesser) canal(msg []byte) (ns, table []byte, esc, ok bool) {
-	k := -1
-	if g.dbFromEnd > 0 && keyAt(msg, len(msg)-g.dbFromEnd, patDatabase) {
-		k = len(msg) - g.dbFromEnd
-	} else if k = lastIndexColon(msg, `"database":`); k >= 0 {
-		g.dbFromEnd = len(msg) - k
+	k := len(msg) - g.dbFromEnd
+	if g.dbFromEnd == 0 || !keyAt(msg, k, patDatabase) {
+		if k = lastIndexColon(msg, keyDatabase); k >= 0 {
+			g.dbFromEnd = len(msg) - k
+		}
 	}
-	db, e1, ok1 := stringAfter(msg, k, len(patDatabase))
-	tb, e2, ok2 := stringAfter(msg, lastIndexColon(msg, `"table":`), len(`"table":`))
+	db, e1, ok1 := stringAfter(msg, k, len(keyDatabase))
+	tb, e2, ok2 := stringAfter(msg, lastIndexColon(msg, keyTable), len(keyTable))
 	return db, tb, e1 || e2, ok1 || ok2
 }
 

@@ -207,6 +207,20 @@ func TestRoutedRepeatedKey(t *testing.T) {
 	}
 }
 
+// alternate is n messages, the i-th from template a or b (two of one,
+// then two of the other) with i for its %d.
+func alternate(a, b string, n int) string {
+	var msgs strings.Builder
+	for i := range n {
+		tmpl := a
+		if i%4 >= 2 {
+			tmpl = b
+		}
+		fmt.Fprintf(&msgs, tmpl, i)
+	}
+	return msgs.String()
+}
+
 // TestRoutedGuessMisled: Debezium messages whose source block gains a
 // "schema" after the keys the routing guess remembers (so the guess names
 // the last message's table, which exists) still land in their own tables:
@@ -214,15 +228,7 @@ func TestRoutedRepeatedKey(t *testing.T) {
 func TestRoutedGuessMisled(t *testing.T) {
 	plain := `{"before":null,"after":{"id":%d},"source":{"db":"inv","table":"t"},"op":"c"}` + "\n"
 	withSchema := `{"before":null,"after":{"id":%d},"source":{"db":"inv","table":"t","schema":"s"},"op":"c"}` + "\n"
-	var msgs strings.Builder
-	for i := range 8 {
-		if i%4 < 2 {
-			fmt.Fprintf(&msgs, plain, i)
-		} else {
-			fmt.Fprintf(&msgs, withSchema, i)
-		}
-	}
-	got := routedInserts(t, "debezium-json", msgs.String())
+	got := routedInserts(t, "debezium-json", alternate(plain, withSchema, 8))
 	if got["inv.t"] != 4 || got["s.t"] != 4 || len(got) != 2 {
 		t.Errorf("rows by table: %v, want inv.t 4, s.t 4", got)
 	}
@@ -242,15 +248,7 @@ func TestRoutedCanalGuessMisled(t *testing.T) {
 	if p := fmt.Sprintf(plain, 0); len(p)-1-strings.LastIndex(p, `"database":`) != len(tail) {
 		t.Fatalf("the padding is off: %q against %q", p, tail)
 	}
-	var msgs strings.Builder
-	for i := range 8 {
-		if i%4 < 2 {
-			fmt.Fprintf(&msgs, plain, i)
-		} else {
-			fmt.Fprintf(&msgs, decoy, i)
-		}
-	}
-	got := routedInserts(t, "canal-json", msgs.String())
+	got := routedInserts(t, "canal-json", alternate(plain, decoy, 8))
 	if got["inv.t"] != 4 || got["other.t"] != 4 || len(got) != 2 {
 		t.Errorf("rows by table: %v, want inv.t 4, other.t 4", got)
 	}

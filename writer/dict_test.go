@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -86,17 +84,7 @@ func TestDictTable(t *testing.T) {
 // back. A low-cardinality column keeps its dictionary throughout, and
 // every value reads back.
 func TestDictionaryGivenUpStaysPlain(t *testing.T) {
-	s, err := arrowconv.ParseColumns("pos STRING, cat STRING")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "f.parquet")
-	w, err := NewParquet(path, s, ParquetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := arrowconv.NewBuilder(memory.DefaultAllocator, s)
-	defer b.Release()
+	w, b, path := newTestParquet(t, "pos STRING, cat STRING")
 	const groups, repeatFrom = 20, 12
 	rows := dictSample + 904
 	var want [][2]string

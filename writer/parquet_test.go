@@ -587,10 +587,11 @@ func TestFooterForJavaReaders(t *testing.T) {
 	}
 }
 
-// TestFlushRowGroup: a writer told to end its row group early gives its
-// buffered bytes back and writes a file with the row groups it was told.
-func TestFlushRowGroup(t *testing.T) {
-	s, err := arrowconv.ParseColumns("id BIGINT, name STRING")
+// newTestParquet is a writer of the columns to a file in a test directory,
+// and a builder of their batches (released when the test ends).
+func newTestParquet(t *testing.T, columns string) (*Parquet, *arrowconv.Builder, string) {
+	t.Helper()
+	s, err := arrowconv.ParseColumns(columns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,7 +601,14 @@ func TestFlushRowGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := arrowconv.NewBuilder(memory.DefaultAllocator, s)
-	defer b.Release()
+	t.Cleanup(b.Release)
+	return w, b, path
+}
+
+// TestFlushRowGroup: a writer told to end its row group early gives its
+// buffered bytes back and writes a file with the row groups it was told.
+func TestFlushRowGroup(t *testing.T) {
+	w, b, path := newTestParquet(t, "id BIGINT, name STRING")
 	for part := 0; part < 3; part++ {
 		for i := 0; i < 1000; i++ {
 			b.AppendKind(arrowconv.Insert)
