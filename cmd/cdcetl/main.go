@@ -16,7 +16,6 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
-	"github.com/cdcetl/cdcetl/internal/initgc"
 	"github.com/cdcetl/cdcetl/pipeline"
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -80,7 +79,6 @@ Exit status: 0 ok, 1 failed, 2 usage, 3 some inputs failed (--keep-going),
 `
 
 func main() {
-	initgc.Resume()
 	if os.Getenv("GOMEMLIMIT") == "" && debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		debug.SetMemoryLimit(memoryLimit)
 	}

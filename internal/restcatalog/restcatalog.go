@@ -17,6 +17,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
 )
 
 // Handler serves the REST protocol (under /v1) over cat.
@@ -69,6 +71,10 @@ func status(w http.ResponseWriter, err error) {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := lazysubstrait.Ensure(); err != nil {
+		fail(w, http.StatusInternalServerError, "ServerError", err)
+		return
+	}
 	ctx := r.Context()
 	path := strings.TrimPrefix(r.URL.EscapedPath(), "/v1/")
 	var parts []string
