@@ -454,59 +454,8 @@ func (st storage) columnFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 		return nil
 	}
 	l := newLeaf()
-	switch t.Kind {
-	case arrowconv.Int:
-		return func(arr arrow.Array, from, to int) {
-			a := arr.(*array.Int32)
-			vs := a.Int32Values()
-			for i := from; i < to; i++ {
-				if a.IsNull(i) {
-					l.null()
-					continue
-				}
-				l.defined()
-				l.putInt32(vs[i])
-			}
-		}
-	case arrowconv.BigInt:
-		return func(arr arrow.Array, from, to int) {
-			a := arr.(*array.Int64)
-			vs := a.Int64Values()
-			for i := from; i < to; i++ {
-				if a.IsNull(i) {
-					l.null()
-					continue
-				}
-				l.defined()
-				l.putInt64(vs[i])
-			}
-		}
-	case arrowconv.Double:
-		return func(arr arrow.Array, from, to int) {
-			a := arr.(*array.Float64)
-			vs := a.Float64Values()
-			for i := from; i < to; i++ {
-				if a.IsNull(i) {
-					l.null()
-					continue
-				}
-				l.defined()
-				l.putDouble(vs[i])
-			}
-		}
-	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
-		return func(arr arrow.Array, from, to int) {
-			a := arr.(*array.String)
-			offs, data := a.ValueOffsets(), a.ValueBytes()
-			for i := from; i < to; i++ {
-				if a.IsNull(i) {
-					l.null()
-					continue
-				}
-				l.defined()
-				l.putBytes(data[offs[i]:offs[i+1]])
-			}
-		}
+	if f := st.bulkFor(t, l); f != nil {
+		return f
 	}
 	put := st.putterFor(t)
 	return func(arr arrow.Array, from, to int) {

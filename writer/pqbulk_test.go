@@ -1,0 +1,228 @@
+package writer
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// TestFixedWidthColumns writes every fixed-width type, with and without
+// NULLs (a column of none, of some, of all), with DELTA_BINARY_PACKED and
+// PLAIN integers, as plain Parquet and as an Iceberg data file, and reads
+// each value back as the physical value the declared type asks for (the
+// unit conversions included: TIMESTAMP(3) as milliseconds, Iceberg's
+// microseconds), and the chunks' null counts and bounds.
+func TestFixedWidthColumns(t *testing.T) {
+	const cols = "ti TINYINT, si SMALLINT, i INT, bi BIGINT, f FLOAT, d DOUBLE, d9 DECIMAL(9, 2), d18 DECIMAL(18, 3), " +
+		"dt DATE, t3 TIME(3), t6 TIME(6), t9 TIME(9), ts3 TIMESTAMP(3), ts6 TIMESTAMP(6), ts9 TIMESTAMP(9), ltz3 TIMESTAMP_LTZ(3), b BOOLEAN"
+	s, err := arrowconv.ParseColumns(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, iceberg := range []bool{false, true} {
+		for _, plain := range []bool{false, true} {
+			t.Run(fmt.Sprintf("iceberg=%v,plain=%v", iceberg, plain), func(t *testing.T) {
+				testFixedWidth(t, s, iceberg, plain)
+			})
+		}
+	}
+}
+
+func testFixedWidth(t *testing.T, s *arrowconv.Schema, iceberg, plain bool) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	bld := arrowconv.NewBuilder(mem, s)
+	defer bld.Release()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const rows = 5000
+	// want[c][r] is column c's physical value of row r as int64 (floats
+	// as their bits), or nil for NULL.
+	want := make([][]*int64, len(s.Columns))
+	// Columns 0-2 of each batch: none NULL, some NULL, all NULL, in turn.
+	nullShare := func(r, c int) float64 {
+		switch (r/700 + c) % 3 {
+		case 0:
+			return 0
+		case 1:
+			return 0.4
+		}
+		return 1
+	}
+	p, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{RowGroupRows: 1500, PlainIntegers: plain, Iceberg: iceberg, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := p.file.path
+	for r := 0; r < rows; {
+		n := min(rows-r, 1+rng.IntN(700))
+		for range n {
+			bld.AppendKind(arrowconv.Insert)
+			for c, col := range s.Columns {
+				if rng.Float64() < nullShare(r, c) {
+					bld.Column(c).AppendNull()
+					want[c] = append(want[c], nil)
+					continue
+				}
+				x := int64(rng.Uint64()) // negative too
+				var phys int64
+				switch c := bld.Column(c).(type) {
+				case *arrowconv.FixedCol[int8]:
+					c.Append(int8(x))
+					phys = int64(int8(x))
+				case *arrowconv.FixedCol[int16]:
+					c.Append(int16(x))
+					phys = int64(int16(x))
+				case *arrowconv.FixedCol[int32]:
+					v := int32(x % 86_400_000) // fits a TIME(3) as well
+					c.Append(v)
+					phys = int64(v)
+					if col.Type.Kind == arrowconv.Time && iceberg {
+						phys *= 1000 // Iceberg's time is in microseconds
+					}
+				case *arrowconv.FixedCol[int64]:
+					c.Append(x)
+					phys = x
+					switch {
+					case col.Type.Kind == arrowconv.BigInt:
+					case col.Type.Precision > 6 && iceberg, col.Type.Precision <= 3 && !iceberg && col.Type.Kind != arrowconv.Time:
+						phys = x / 1000 // rounded down: a unit that is coarser
+						if x < 0 && x%1000 != 0 {
+							phys--
+						}
+					}
+				case *arrowconv.FixedCol[float32]:
+					v := float32(rng.NormFloat64())
+					c.Append(v)
+					phys = int64(math.Float32bits(v))
+				case *arrowconv.FixedCol[float64]:
+					v := rng.NormFloat64()
+					c.Append(v)
+					phys = int64(math.Float64bits(v))
+				case *arrowconv.FixedCol[decimal128.Num]:
+					v := x % 1_000_000_000
+					if col.Type.Precision > 9 {
+						v = x % 1_000_000_000_000_000_000
+					}
+					c.Append(decimal128.FromI64(v))
+					phys = v
+				case *arrowconv.BoolCol:
+					c.Append(x&1 == 1)
+					phys = x & 1
+				default:
+					t.Fatalf("column %s: %T", col.Name, c)
+				}
+				want[c] = append(want[c], &phys)
+			}
+			r++
+		}
+		rec := bld.Flush()
+		err := p.Write(context.Background(), rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	pf := openParquet(t, path)
+	md := pf.Metadata()
+	first := 0
+	for g, rg := range pf.RowGroups() {
+		n := int(rg.NumRows())
+		for k, cc := range rg.ColumnChunks()[1:] { // after _rowkind
+			col := s.Columns[k]
+			var got []parquet.Value
+			pages := cc.Pages()
+			for {
+				pg, err := pages.ReadPage()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("row group %d %s: %v", g, col.Name, err)
+				}
+				vals := make([]parquet.Value, pg.NumValues())
+				if m, err := pg.Values().ReadValues(vals); err != nil && err != io.EOF || m != len(vals) {
+					t.Fatalf("row group %d %s: read %d of %d values: %v", g, col.Name, m, len(vals), err)
+				}
+				got = append(got, vals...)
+			}
+			pages.Close()
+			if len(got) != n {
+				t.Fatalf("row group %d %s: %d values, want %d", g, col.Name, len(got), n)
+			}
+			var nulls int64
+			var lo, hi *parquet.Value
+			for i, v := range got {
+				w := want[k][first+i]
+				if w == nil {
+					nulls++
+					if !v.IsNull() {
+						t.Fatalf("row group %d %s row %d: %v, want NULL", g, col.Name, first+i, v)
+					}
+					continue
+				}
+				var x int64
+				switch v.Kind() {
+				case parquet.Boolean:
+					if v.Boolean() {
+						x = 1
+					}
+				case parquet.Int32:
+					x = int64(v.Int32())
+				case parquet.Int64:
+					x = v.Int64()
+				case parquet.Float:
+					x = int64(math.Float32bits(v.Float()))
+				case parquet.Double:
+					x = int64(math.Float64bits(v.Double()))
+				default:
+					t.Fatalf("%s: a %v value", col.Name, v.Kind())
+				}
+				if v.IsNull() || x != *w {
+					t.Fatalf("row group %d %s row %d: %v (%d), want %d", g, col.Name, first+i, v, x, *w)
+				}
+				typ := cc.Type()
+				if lo == nil || typ.Compare(v, *lo) < 0 {
+					lo = &got[i]
+				}
+				if hi == nil || typ.Compare(v, *hi) > 0 {
+					hi = &got[i]
+				}
+			}
+			st := md.RowGroups[g].Columns[k+1].MetaData.Statistics
+			if st.NullCount != nulls {
+				t.Errorf("row group %d %s: %d nulls in the statistics, want %d", g, col.Name, st.NullCount, nulls)
+			}
+			if lo == nil {
+				if st.MinValue != nil || st.MaxValue != nil {
+					t.Errorf("row group %d %s: bounds on a NULL chunk", g, col.Name)
+				}
+				continue
+			}
+			wantLo, wantHi := lo.Bytes(), hi.Bytes()
+			if col.Type.Kind == arrowconv.Boolean {
+				wantLo, wantHi = []byte{wantLo[0] & 1}, []byte{wantHi[0] & 1}
+			}
+			if string(st.MinValue) != string(wantLo) || string(st.MaxValue) != string(wantHi) {
+				t.Errorf("row group %d %s: bounds %x %x, want %x %x", g, col.Name, st.MinValue, st.MaxValue, wantLo, wantHi)
+			}
+		}
+		first += n
+	}
+	if first != rows {
+		t.Fatalf("%d rows read, want %d", first, rows)
+	}
+}
