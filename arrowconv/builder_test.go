@@ -1,8 +1,10 @@
 package arrowconv
 
 import (
+	"math/rand/v2"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -64,5 +66,50 @@ func TestBuilderRollback(t *testing.T) {
 	}
 	if b.Len() != 0 || b.Flush() != nil {
 		t.Error("builder not empty after Flush")
+	}
+}
+
+// TestValidityBitmap: the validity bitmap and null count of a column built
+// with NULLs at random (lengths around a multiple of eight, after
+// truncations) say exactly which rows are NULL.
+func TestValidityBitmap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for n := range 70 {
+		for _, share := range []float64{0, 0.1, 0.5, 0.9, 1} {
+			c := &FixedCol[int32]{}
+			var want []bool
+			for len(want) < n {
+				if rng.Float64() < share {
+					c.AppendNull()
+					want = append(want, false)
+				} else {
+					c.Append(1)
+					want = append(want, true)
+				}
+				if rng.IntN(10) == 0 { // a rolled-back row
+					k := rng.IntN(len(want) + 1)
+					c.Truncate(k)
+					want = want[:k]
+				}
+			}
+			d := c.build(mem, arrow.PrimitiveTypes.Int32)
+			a := array.MakeFromData(d)
+			nulls := 0
+			for i, ok := range want {
+				if a.IsValid(i) != ok {
+					t.Fatalf("n=%d share=%v: row %d valid %v, want %v", n, share, i, a.IsValid(i), ok)
+				}
+				if !ok {
+					nulls++
+				}
+			}
+			if a.NullN() != nulls || a.Len() != len(want) {
+				t.Fatalf("n=%d share=%v: %d rows, %d NULL; want %d, %d", n, share, a.Len(), a.NullN(), len(want), nulls)
+			}
+			a.Release()
+			d.Release()
+		}
 	}
 }
