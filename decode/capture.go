@@ -533,8 +533,8 @@ func (p *memberPat) at(b []byte, i int) (int, bool) {
 	if n == 0 || i+n >= len(b) {
 		return 0, false
 	}
-	if n <= 16 && i+16 <= len(b) {
-		w0, w1 := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
+	if n <= 16 && i+16 <= len(b) && i >= 0 {
+		w0, w1 := load64(b, i), load64(b, i+8)
 		if (w0^p.w0)&p.m0|(w1^p.w1)&p.m1 == 0 {
 			return i + n, true
 		}

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,6 +45,81 @@ func TestMemberPatAt(t *testing.T) {
 			}
 		}
 	}
+}
+
+// literalEnd against scanLiteral: the literals, cut short, with each byte
+// changed, and followed by every byte value or by nothing.
+func TestLiteralEnd(t *testing.T) {
+	for _, lit := range []string{"true", "false", "null"} {
+		for cut := 0; cut <= len(lit); cut++ {
+			for k := -1; k < cut; k++ {
+				for _, c := range []byte{'x', 'T', 0, 'e', 'l'} {
+					for next := -1; next < 256; next++ {
+						b := []byte(lit[:cut])
+						if k >= 0 {
+							b[k] = c
+						}
+						if next >= 0 {
+							b = append(b, byte(next))
+						}
+						want, err := scanLiteral(b, 0, lit)
+						if err != nil {
+							want = -1
+						}
+						if got := literalEnd(b, 0); got != want {
+							t.Fatalf("%q as %s: literalEnd %d, scanLiteral %d (%v)", b, lit, got, want, err)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// digitsEnd against a byte loop, on runs of digits of every length
+// followed by bytes that are no digits (those next to '0' and '9', high
+// bytes that carry in the word arithmetic), at every offset.
+func TestDigitsEnd(t *testing.T) {
+	for n := 0; n <= 24; n++ {
+		for _, stop := range []byte{'/', ':', '.', 'e', 0xFA, 0xFF, 0x39 + 0x80, 0} {
+			for lead := 0; lead <= 9; lead++ {
+				b := []byte(strings.Repeat("x", lead) + strings.Repeat("0123456789", 3)[:n])
+				b = append(b, stop, '7', '7')
+				for cut := lead; cut <= len(b); cut++ {
+					want := lead
+					for want < cut && b[want] >= '0' && b[want] <= '9' {
+						want++
+					}
+					if got := digitsEnd(b[:cut], lead); got != want {
+						t.Fatalf("%q from %d: %d, want %d", b[:cut], lead, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// scanNumber against JSON's number grammar (as a regular expression) on
+// random short strings of number characters.
+func TestScanNumberGrammar(t *testing.T) {
+	re := regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`)
+	rapid.Check(t, func(t *rapid.T) {
+		chars := []byte("0123456789-+.eE9x:/")
+		b := rapid.SliceOfN(rapid.SampledFrom(chars), 1, 30).Draw(t, "b")
+		if b[0] != '-' && (b[0] < '0' || b[0] > '9') {
+			b[0] = '1'
+		}
+		end, err := scanNumber(b, 0)
+		m := re.FindIndex(b)
+		// The grammar's longest match, unless it stops where a digit,
+		// point or exponent part has begun but is incomplete.
+		if err == nil && (m == nil || m[1] != end) {
+			t.Fatalf("%q: scanNumber %d, grammar %v", b, end, m)
+		}
+		if err != nil && m != nil && m[1] == len(b) {
+			t.Fatalf("%q: scanNumber failed (%v), the grammar takes it all", b, err)
+		}
+	})
 }
 
 // Debezium's "source" members as the compact path and the general walk

@@ -52,7 +52,7 @@ func scanStringEsc(b []byte, i int) (int, bool, error) {
 		// Skip eight plain ASCII bytes at a time (no quote, backslash or
 		// high bit): most of a CDC message is such string content.
 		for i+8 <= len(b) {
-			w := binary.LittleEndian.Uint64(b[i:])
+			w := load64(b, i) // i > start >= 0
 			// The lowest flagged byte is exact (hasZero's false positives
 			// lie only above a real match): jump straight to it.
 			if m := hasZero(w^0x2222222222222222) | hasZero(w^0x5c5c5c5c5c5c5c5c) | (w & 0x8080808080808080); m != 0 {
@@ -129,45 +129,64 @@ func hexVal(c byte) int {
 // scanNumber validates a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
 func scanNumber(b []byte, i int) (int, error) {
 	start := i
-	bad := func(msg string) error { return &msgError{off: start, err: errorf(ErrMalformed, msg)} }
 	if b[i] == '-' {
 		i++
 	}
-	if i >= len(b) || b[i] < '0' || b[i] > '9' {
-		return 0, bad("invalid number: no digit after '-'")
+	if i >= len(b) || b[i]-'0' >= 10 {
+		return 0, numberError(start, "invalid number: no digit after '-'")
 	}
 	if b[i] == '0' {
 		i++
-		if i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			return 0, bad("invalid number: leading zeroes not allowed")
+		if i < len(b) && b[i]-'0' < 10 {
+			return 0, numberError(start, "invalid number: leading zeroes not allowed")
 		}
 	} else {
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digitsEnd(b, i+1)
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return 0, bad("invalid number: decimal point not followed by a digit")
+		if i >= len(b) || b[i]-'0' >= 10 {
+			return 0, numberError(start, "invalid number: decimal point not followed by a digit")
 		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digitsEnd(b, i+1)
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return 0, bad("invalid number: exponent without digits")
+		if i >= len(b) || b[i]-'0' >= 10 {
+			return 0, numberError(start, "invalid number: exponent without digits")
 		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digitsEnd(b, i+1)
 	}
 	return i, nil
+}
+
+func numberError(start int, msg string) error {
+	return &msgError{off: start, err: errorf(ErrMalformed, msg)}
+}
+
+// digitsEnd returns the index of the first byte at or after i (i >= 0)
+// that is no ASCII digit, or len(b): eight bytes a step (epoch times,
+// positions and ids run to 10-19 digits).
+func digitsEnd(b []byte, i int) int {
+	for i+8 <= len(b) {
+		w := load64(b, i)
+		// A byte is a digit when its high nibble is 3 and adding 6 keeps
+		// it so. Only a byte of 0xFA or more carries into the next one,
+		// and it is no digit itself: the first non-digit is exact.
+		nz := (w&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030) | ((w+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030)
+		if nz != 0 {
+			m := ((nz&0x7F7F7F7F7F7F7F7F)+0x7F7F7F7F7F7F7F7F | nz) & 0x8080808080808080
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for i < len(b) && b[i]-'0' < 10 {
+		i++
+	}
+	return i
 }
 
 func scanLiteral(b []byte, i int, lit string) (int, error) {
@@ -422,4 +441,11 @@ func offsetIn(msg, sub []byte) int {
 		return -1
 	}
 	return off
+}
+
+// load64 returns the eight bytes of b at i as a little-endian word. The
+// caller has checked 0 <= i and i+8 <= len(b): the scanners' inner loops
+// then load without the bounds checks and masks b[i:] costs.
+func load64(b []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i)), 8))
 }

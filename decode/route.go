@@ -2,7 +2,6 @@ package decode
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math/bits"
 
 	"github.com/buger/jsonparser"
@@ -701,7 +700,7 @@ func jumpString(b []byte, i int) (int, bool) {
 	i++
 	for {
 		for i+8 <= len(b) {
-			w := binary.LittleEndian.Uint64(b[i:])
+			w := load64(b, i)
 			if m := hasZero(w^0x2222222222222222) | hasZero(w^0x5c5c5c5c5c5c5c5c); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break

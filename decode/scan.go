@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unicode/utf8"
 
@@ -109,12 +110,41 @@ func scanScalar(b []byte, i int) (v slot, end int, scalar bool, err error) {
 		case 'f':
 			lit, t = "false", jsonparser.Boolean
 		}
-		if end, err = scanLiteral(b, i, lit); err != nil {
-			return slot{}, 0, true, err
+		if end = literalEnd(b, i); end < 0 {
+			if end, err = scanLiteral(b, i, lit); err != nil { // the error
+				return slot{}, 0, true, err
+			}
 		}
 		return slot{b[i:end], t}, end, true, nil
 	}
 	return slot{}, 0, false, nil
+}
+
+// literalEnd returns the index after the literal true, false or null at
+// b[i], or -1 for anything else (scanLiteral says what is wrong). One
+// word compare instead of a string comparison call.
+func literalEnd(b []byte, i int) int {
+	if i < 0 || len(b)-i < 4 {
+		return -1
+	}
+	end := i + 4
+	switch binary.LittleEndian.Uint32(b[i : i+4]) {
+	case 'n' | 'u'<<8 | 'l'<<16 | 'l'<<24, 't' | 'r'<<8 | 'u'<<16 | 'e'<<24:
+	case 'f' | 'a'<<8 | 'l'<<16 | 's'<<24:
+		if end >= len(b) || b[end] != 'e' {
+			return -1
+		}
+		end++
+	default:
+		return -1
+	}
+	// Jackson rejects a literal that runs on into identifier characters.
+	if end < len(b) {
+		if c := b[end]; c == '_' || c == '$' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z' || c >= 0x80 {
+			return -1
+		}
+	}
+	return end
 }
 
 // skip validates the value at vi and returns the index after it; object
