@@ -178,7 +178,7 @@ func digitsEnd(b []byte, i int) int {
 		// and it is no digit itself: the first non-digit is exact.
 		nz := (w&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030) | ((w+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 ^ 0x3030303030303030)
 		if nz != 0 {
-			m := ((nz&0x7F7F7F7F7F7F7F7F)+0x7F7F7F7F7F7F7F7F | nz) & 0x8080808080808080
+			m := ((nz & 0x7F7F7F7F7F7F7F7F) + 0x7F7F7F7F7F7F7F7F | nz) & 0x8080808080808080
 			return i + bits.TrailingZeros64(m)>>3
 		}
 		i += 8
