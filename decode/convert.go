@@ -96,14 +96,21 @@ func (cx *convCtx) apply(inner conv, col arrowconv.Column, v []byte, t jsonparse
 		return nil
 	}
 	if err := inner(v, t); err != nil {
-		if cx.lenient {
-			cx.nulled = append(cx.nulled, err)
-			col.AppendNull()
-			return nil
-		}
-		return err
+		return cx.nullOrErr(col, err)
 	}
 	return nil
+}
+
+// nullOrErr is what a value that does not convert becomes: under
+// ignore-parse-errors a NULL, recorded for the dead letters; otherwise the
+// error.
+func (cx *convCtx) nullOrErr(col arrowconv.Column, err error) error {
+	if cx.lenient {
+		cx.nulled = append(cx.nulled, err)
+		col.AppendNull()
+		return nil
+	}
+	return err
 }
 
 // newInner builds the converter of non-null values of type typ into col:
@@ -646,6 +653,21 @@ func (rc *rowConv) convert(slots []slot) error {
 	if rc.foldErr != nil {
 		return rc.foldErr
 	}
+	if rc.unch == nil && !rc.cx.failOnMissing {
+		// The common case, without the calls of convertOne, conv and
+		// apply per value (a tenth of a decode): a value goes to its
+		// converter directly, a NULL to its column.
+		for i, s := range slots {
+			if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
+				rc.cols[i].AppendNull()
+			} else if err := rc.inners[i](s.v, s.t); err != nil {
+				if err = rc.cx.nullOrErr(rc.cols[i], err); err != nil {
+					return withPath(err, rc.fields[i].Name)
+				}
+			}
+		}
+		return nil
+	}
 	for i, s := range slots {
 		if err := rc.convertOne(i, s); err != nil {
 			return err
@@ -675,7 +697,14 @@ func (rc *rowConv) conv(i int, v []byte, t jsonparser.ValueType) error {
 		rc.unch.cols[i] = true
 		return nil
 	}
-	return rc.cx.apply(rc.inners[i], rc.cols[i], v, t)
+	if t == jsonparser.NotExist || t == jsonparser.Null {
+		rc.cols[i].AppendNull()
+		return nil
+	}
+	if err := rc.inners[i](v, t); err != nil {
+		return rc.cx.nullOrErr(rc.cols[i], err)
+	}
+	return nil
 }
 
 // eachMember walks the members of the object v (a whole, already
