@@ -20,12 +20,97 @@ type envKey struct {
 	fast   string    // plainKey(name): what the scanner may match raw
 	member memberPat // the compact member start of fast
 	idx    int
+	// memo is the member's last long value, for the compact path: made
+	// when the general walk meets a long value of a memoOK member (see
+	// memoable), nil for the others, which take no time over it.
+	memo   *valueMemo
+	memoOK bool
+	capt   bool // the member's value is captured (idx >= 0 and read at its level)
 }
 
-func newEnvKey(name string, idx int) envKey {
+// newEnvKey makes the envelope key name of field idx (-1: none) at level.
+func (d *base) newEnvKey(name string, idx, level int) envKey {
 	fast := plainKey(name)
-	return envKey{name, fast, newMemberPat(fast), idx}
+	k := envKey{name: name, fast: fast, member: newMemberPat(fast), idx: idx}
+	k.capt, k.memoOK = d.memoable(idx, level)
+	return k
 }
+
+// newSourceKey makes the key name of Debezium's source block (idx its
+// sourcePropIndex). Its values are short: no memo.
+func newSourceKey(name string, idx int) envKey {
+	fast := plainKey(name)
+	return envKey{name: name, fast: fast, member: newMemberPat(fast), idx: idx, capt: idx >= 0}
+}
+
+// valueMemo is the raw text of the value a member had in the last message
+// that the compact path read. Producers repeat most envelope values byte
+// for byte (Canal's mysqlType and sqlType, Debezium's schema, long names):
+// the same bytes are the same value, valid as before, so one comparison
+// replaces the walk. Only long values are kept (a short one is scanned as
+// fast as it is compared), and members whose value changes with every
+// message (positions, times) make the memo rest instead of copying their
+// value each time.
+type valueMemo struct {
+	raw    []byte
+	t      jsonparser.ValueType
+	quote  int  // 1 for a string: its slot leaves the quotes out
+	open   bool // a number or literal: it does not end itself
+	misses int  // in a row; from memoMisses the memo rests
+	rest   int  // values to pass over before trying again
+}
+
+const (
+	memoMinLen = 24 // shorter values are scanned
+	memoMisses = 16
+	memoRest   = 1024
+)
+
+// hit returns the end of the value at b[vi] when its bytes are the
+// remembered value's, or -1; the caller makes the slot (slotAt). A number
+// or literal must end there ("12" remembered, "123" met: no hit): the
+// callers would walk the member again, and the memo never learn the new
+// value.
+func (m *valueMemo) hit(b []byte, vi int) int {
+	n := len(m.raw)
+	if n == 0 || vi < 0 || vi+n >= len(b) || string(b[vi:vi+n]) != string(m.raw) || m.open && !endsValue(b[vi+n]) {
+		return -1
+	}
+	return vi + n
+}
+
+// slotAt is the slot of the remembered value hit at b[vi:end].
+func (m *valueMemo) slotAt(b []byte, vi, end int) slot {
+	return slot{b[vi+m.quote : end-m.quote], m.t}
+}
+
+// learn records the long value b[vi:end] of type t after a miss, unless
+// the memo rests: a member whose long value changed memoMisses times in a
+// row passes memoRest values over before it is remembered again, so that
+// values that change every message are not copied every time.
+func (m *valueMemo) learn(b []byte, vi, end int, t jsonparser.ValueType) {
+	if m.misses++; m.misses >= memoMisses {
+		m.misses, m.rest, m.raw = 0, memoRest, m.raw[:0]
+		return
+	}
+	// Only a value that starts where its member's colon ends (compact
+	// JSON): a hit then starts with the value itself.
+	if vi < 0 || end > len(b) || b[vi] <= ' ' {
+		m.raw = m.raw[:0]
+		return
+	}
+	m.raw, m.t = append(m.raw[:0], b[vi:end]...), t
+	m.quote = 0
+	if t == jsonparser.String {
+		m.quote = 1
+	}
+	last := m.raw[len(m.raw)-1]
+	m.open = !(last == '"' || last == '}' || last == ']')
+}
+
+// endsValue says whether c may follow a value in compact JSON (what the
+// fast paths read; they walk anything else again).
+func endsValue(c byte) bool { return c == ',' || c == '}' || c == ']' }
 
 // capturedRow is a row object met during the scan: where it starts in the
 // message and where its slots are in the pool.
@@ -113,11 +198,40 @@ func (d *base) captureEnvelopeFast(i, level int) (end int, ok bool) {
 		if pos, vi, found = nextMember(order, pos, b, j); !found {
 			return 0, false
 		}
-		idx := order[pos].idx
+		k := &order[pos]
+		idx := k.idx
 		sc.expect = ""
-		next, err := d.captureMember(idx, idx >= 0, level, vi)
-		if err != nil || next >= len(b) {
-			return 0, false
+		var next int
+		m := k.memo
+		if m != nil && m.rest > 0 {
+			m.rest-- // see learn
+			m = nil
+		}
+		if m == nil {
+			var err error
+			if next, err = d.captureMember(idx, idx >= 0, level, vi); err != nil || next >= len(b) {
+				return 0, false
+			}
+		} else if next = m.hit(b, vi); next >= 0 {
+			m.misses = 0
+			if k.capt {
+				d.env[idx] = m.slotAt(b, vi, next)
+			}
+			if next >= len(b) {
+				return 0, false
+			}
+		} else {
+			var err error
+			if next, err = d.captureMember(idx, idx >= 0, level, vi); err != nil || next >= len(b) {
+				return 0, false
+			}
+			if next-vi >= memoMinLen {
+				t := jsonparser.Unknown // a skipped member's type is not needed
+				if k.capt {
+					t = d.env[idx].t
+				}
+				m.learn(b, vi, next, t)
+			}
 		}
 		switch b[next] {
 		case ',':
@@ -128,6 +242,26 @@ func (d *base) captureEnvelopeFast(i, level int) (end int, ok bool) {
 			return 0, false
 		}
 	}
+}
+
+// memoable says whether the member of envelope field idx (-1: a member
+// nobody reads) at level is captured (what captureMember decides) and
+// whether a valueMemo may give it: a skipped member, or one captured as a
+// plain value -- not rows, not Debezium's source or payload (their members
+// are captured in turn), and not without shortcuts.
+func (d *base) memoable(idx, level int) (capt, memo bool) {
+	if d.plain {
+		return false, false
+	}
+	capt = idx >= 0
+	if capt && d.opts.SchemaInclude {
+		capt = (idx == 0 || idx == d.payloadField) == (level == 0) // schema and payload at the root, the rest inside
+	}
+	if !capt {
+		return false, true
+	}
+	return true, d.rowKinds[idx] == notRows && idx != d.srcField && idx != d.markField &&
+		!(d.opts.SchemaInclude && idx == d.payloadField)
 }
 
 // nextMember finds the compact member at b[j] among order[pos:] (keys a
@@ -183,7 +317,7 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 					j = min(pos, len(order))
 				}
 				name := d.internKey(k)
-				order = slices.Insert(order, j, newEnvKey(name, idx))
+				order = slices.Insert(order, j, d.newEnvKey(name, idx, level))
 			}
 			pos = j
 		}
@@ -191,6 +325,9 @@ func (d *base) captureEnvelope(i, level int) (int, error) {
 		ok := idx >= 0
 		pos++
 		next, err := d.captureMember(idx, ok, level, vi)
+		if k := &order[pos-1]; err == nil && k.memoOK && k.memo == nil && next-vi >= memoMinLen {
+			k.memo = new(valueMemo) // a long value: the compact path compares it next time
+		}
 		if pos < len(order) && !d.plain {
 			sc.expect = order[pos].fast // after the value: its own objects predict their keys
 		}
@@ -325,7 +462,7 @@ func (d *base) learnSourceOrder(keys []string) {
 		if slices.Contains(keys[:i], k) || plainKey(k) == "" {
 			return // repeated or escaped keys: leave them to the general walk
 		}
-		order = append(order, newEnvKey(k, sourcePropIndex([]byte(k))))
+		order = append(order, newSourceKey(k, sourcePropIndex([]byte(k))))
 	}
 	d.srcOrder = order
 }

@@ -1,13 +1,20 @@
 package decode
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/buger/jsonparser"
 	"pgregory.net/rapid"
+
+	"github.com/cdcetl/cdcetl/writer"
 )
 
 // memberPat.at against the plain definition: the bytes `"name":` at i and
@@ -212,4 +219,172 @@ func TestSkipFastMatchesValue(t *testing.T) {
 			t.Fatalf("%q: skipFast gave up on valid JSON", b)
 		}
 	})
+}
+
+// TestValueMemo: envelope and Debezium source values remembered from one
+// message and met again in the next -- the same, a number that goes on
+// past the remembered digits, another type, white space before a value, a
+// value that ends the message, values that share the first word or all
+// but the last byte with the remembered one and are invalid after it, a
+// member that changes every time until the memo rests and then repeats
+// again -- decode as the decoder without shortcuts decodes them, message
+// by message, errors included.
+func TestValueMemo(t *testing.T) {
+	canal := func(db, es, table, sqlType string) string {
+		return `{"data":[{"id":"1","name":"a"}],"old":null,"database":` + db + `,"es":` + es +
+			`,"isDdl":false,"mysqlType":{"id":"INT","name":"VARCHAR(9)"},"sqlType":` + sqlType + `,"table":` + table + `,"ts":5,"type":"INSERT"}`
+	}
+	dbz := func(version, ts, table, tail string) string {
+		return `{"before":null,"after":{"id":1,"name":"a"},"source":{"version":` + version + `,"ts_ms":` + ts +
+			`,"db":"inv","table":` + table + `,"pos":77}` + tail
+	}
+	const (
+		db  = `"inventory_of_the_warehouse"` // long enough to be remembered
+		tbl = `"products_of_the_warehouse_"`
+		st  = `{"id":4,"name":12,"more":-5}`
+		ver = `"1.9.7.Final-with-a-long-tag"`
+	)
+	var changing []string // a value that changes every message, then stays
+	for i := range 2*memoMisses + 3 {
+		changing = append(changing, canal(fmt.Sprintf(`"inventory_of_the_warehouse_%d"`, i%(memoMisses+5)), "12", tbl, st))
+	}
+	for _, tc := range []struct {
+		format, schema string
+		lines          []string
+	}{
+		{"canal-json", "id INT, name STRING, `database` STRING METADATA FROM 'database' VIRTUAL, `table` STRING METADATA FROM 'table' VIRTUAL, " +
+			"et TIMESTAMP_LTZ(3) METADATA FROM 'event-timestamp' VIRTUAL, st MAP<STRING, INT> METADATA FROM 'sql-type' VIRTUAL", append([]string{
+			canal(db, "12", tbl, st),
+			canal(db, "12", tbl, st),
+			canal(db, "12", `null`, st),                                // another type
+			canal(db, "12", ` `+tbl, st),                               // white space
+			canal(db, "12", ` `+tbl, st),                               // again
+			canal(db, "12", tbl, `{"id":4,"name":12,"more":"x"}`),      // a map whose value no longer converts
+			canal(`"inventory_of_the_warehouse2"`, "12", tbl, st),      // a longer string
+			canal(`"inventory_of_the_warehous"`, "12", tbl, st),        // a shorter one
+			canal(db, "12", tbl, `{"id":4,"name":12,"more":-5,"x":1}`), // the same up to a point
+			canal(`"inventory_of_the_wareh","x":"a"`, "12", tbl, st),   // the same start, then invalid
+			canal(db, "12", tbl, st),
+			canal(`1inventory_of_the_warehouse"`, "12", tbl, st), // all but the first byte the same
+			canal(db, "12", tbl, st),
+			canal(db, "12", tbl, `{"id":4,"name":12,"more":-5]`), // all but the last byte the same
+			canal(db, "12", tbl, st),
+			canal(db, "12", tbl, st) + " ",
+		}, changing...)},
+		{"debezium-json", "id INT, name STRING, `table` STRING METADATA FROM 'source.table' VIRTUAL, sts TIMESTAMP_LTZ(3) METADATA FROM 'source.timestamp' VIRTUAL", []string{
+			dbz(ver, "10", tbl, `,"op":"c"}`),
+			dbz(ver, "10", tbl, `,"op":"c"}`),
+			dbz(ver, "101", tbl, `,"op":"c"}`),
+			dbz(ver, "10", `"products_of_the_warehouse_2"`, `,"op":"c"}`),
+			dbz(ver, "10", `null`, `,"op":"c"}`),
+			dbz(ver, `"x"`, tbl, `,"op":"c"}`), // a source value that does not convert
+			dbz(ver, "10", tbl, `}`),           // source ends the message: no op
+			dbz(`"1.9.7.Final-with-a-long-ta"`+`"`, "10", tbl, `,"op":"c"}`),
+			dbz(ver, "10", tbl, `,"op":"c"}`),
+		}},
+		{"debezium-json", "id INT, name STRING, sch STRING METADATA FROM 'schema' VIRTUAL", []string{
+			// schema-include: "schema" is read at the root only; a
+			// payload member of that name is not, nor a root member
+			// named like a payload field.
+			`{"schema":{"type":"struct","optional":false},"payload":{"before":null,"after":{"id":1,"name":"a"},"op":"c","schema":{"no":"not read","x":12345}},"op":"not-read-at-the-root-level-at-all"}`,
+			`{"schema":{"type":"struct","optional":false},"payload":{"before":null,"after":{"id":1,"name":"a"},"op":"c","schema":{"no":"not read","x":12345}},"op":"not-read-at-the-root-level-at-all"}`,
+			`{"schema":{"type":"struct","optional":false},"payload":{"before":null,"after":{"id":1,"name":"a"},"op":"c","schema":{"no":"not read","x":12345}},"op":"not-read-at-the-root-level-at-all"}`,
+		}},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			var got [2][]string
+			for k, plain := range []bool{false, true} {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				var opts map[string]string
+				if strings.Contains(tc.schema, "'schema'") {
+					opts = map[string]string{"debezium-json.schema-include": "true"}
+				}
+				d, b := testDecoder(t, mem, tc.format, tc.schema, opts)
+				d.(*base).plain = plain
+				for i, l := range tc.lines {
+					res, err := d.Decode([]byte(l))
+					got[k] = append(got[k], fmt.Sprintf("%d: %d rows, %v", i, res.Rows, err))
+				}
+				rec := b.Flush()
+				var out bytes.Buffer
+				if rec != nil {
+					p := writer.NewPrint(&out, b.Schema())
+					if err := p.Write(context.Background(), rec); err != nil {
+						t.Fatal(err)
+					}
+					p.Close()
+					rec.Release()
+				}
+				got[k] = append(got[k], strings.Split(out.String(), "\n")...)
+				b.Release()
+				mem.AssertSize(t, 0)
+			}
+			if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") {
+				t.Errorf("with shortcuts:\n%s\nwithout:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
+			}
+		})
+	}
+}
+
+// valueMemo.hit on its own: a remembered value of every type and length
+// matches itself followed by a separator, and nothing that differs in any
+// byte, that goes on (numbers and literals), or that is cut short.
+func TestValueMemoMatch(t *testing.T) {
+	var vals []string
+	for n := 1; n <= memoMinLen+10; n++ {
+		vals = append(vals, strings.Repeat("7", n), `"`+strings.Repeat("s", n)+`"`, `{"k":`+strings.Repeat("1", n)+`}`, `[`+strings.Repeat("2", n)+`]`)
+	}
+	vals = append(vals, "true", "false", "null", "-1.5e3", `""`)
+	for _, v := range vals {
+		var m valueMemo
+		for _, lead := range []string{"", `{"a":`} {
+			learned := []byte(lead + v + `,"b":1}`)
+			sl, _, _, _ := scanScalar(learned, len(lead))
+			typ := sl.t
+			if v[0] == '{' {
+				typ = jsonparser.Object
+			} else if v[0] == '[' {
+				typ = jsonparser.Array
+			}
+			m = valueMemo{}
+			m.learn(learned, len(lead), len(lead)+len(v), typ)
+			for _, tail := range []string{`,"b":1}`, `}`, `]`} {
+				b := []byte(lead + v + tail + strings.Repeat(" ", 20))
+				end := m.hit(b, len(lead))
+				ok := end >= 0
+				var s slot
+				if ok {
+					s = m.slotAt(b, len(lead), end)
+				}
+				want := v
+				if typ == jsonparser.String {
+					want = v[1 : len(v)-1]
+				}
+				if !ok || end != len(lead)+len(v) || string(s.v) != want || s.t != typ {
+					t.Fatalf("%q remembered, %q met: %q %v %d %v", v, b, s.v, s.t, end, ok)
+				}
+			}
+			for k := range len(v) {
+				for _, c := range []byte{'x', '"', ',', '}', v[k] ^ 1} {
+					if c == v[k] {
+						continue
+					}
+					b := []byte(lead + v + `,"b":1}` + strings.Repeat(" ", 20))
+					b[len(lead)+k] = c
+					if m.hit(b, len(lead)) >= 0 {
+						t.Fatalf("%q remembered, %q met: a match", v, b)
+					}
+				}
+			}
+			if last := v[len(v)-1]; last != '"' && last != '}' && last != ']' {
+				b := []byte(lead + v + `5,"b":1}` + strings.Repeat(" ", 20))
+				if m.hit(b, len(lead)) >= 0 {
+					t.Fatalf("%q remembered, %q met: a match", v, b)
+				}
+			}
+			if m.hit([]byte(lead+v), len(lead)) >= 0 {
+				t.Fatalf("%q remembered, met at the end of the message: a match", v)
+			}
+		}
+	}
 }
