@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"fmt"
 	"slices"
 	"strings"
@@ -465,6 +466,7 @@ func (d *base) learnSourceOrder(keys []string) {
 		order = append(order, newSourceKey(k, sourcePropIndex([]byte(k))))
 	}
 	d.srcOrder = order
+	d.srcPrev.raw, d.srcPrev.members = d.srcPrev.raw[:0], d.srcPrev.members[:0] // placed in the old order
 }
 
 // isSubsequence reports whether keys occur in order, in order.
@@ -493,8 +495,46 @@ func (d *base) captureSourceFast(i int) (end int, ok bool) {
 	if j < len(b) && b[j] == '}' {
 		return j + 1, true
 	}
+	// The last block read this way, and where its members were: a member
+	// whose bytes, separator included, are the same as the last block's at
+	// the same place is taken from there (see srcBlock).
+	prev := &d.srcPrev
+	rec := d.srcNext.members[:0]
+	defer func() {
+		if ok {
+			d.srcNext.raw = append(d.srcNext.raw[:0], b[i:end]...)
+			d.srcNext.members = rec
+			d.srcPrev, d.srcNext = d.srcNext, d.srcPrev
+		} else {
+			d.srcNext.members = rec
+		}
+	}()
+	// While aligned, member m of prev is where the block is now, shifted
+	// by delta bytes, and the block's bytes up to same (relative to i) are
+	// prev's shifted so.
+	m, delta := 0, 0
+	same := commonPrefix(b[i:], prev.raw)
 	order := d.srcOrder
 	for pos := 0; ; pos++ {
+		if m >= 0 && m < len(prev.members) {
+			if pm := prev.members[m]; int(pm.sep)+delta < same {
+				// Member m is here, the same: its value shifted by delta.
+				if pm.p >= 0 {
+					v0 := i + int(pm.v0) + delta
+					d.src[pm.p] = slot{b[v0 : v0+int(pm.vn)], pm.t}
+				}
+				pm.start, pm.sep, pm.v0 = pm.start+int32(delta), pm.sep+int32(delta), pm.v0+int32(delta)
+				rec = append(rec, pm)
+				m++
+				pos = int(pm.pos)
+				next := i + int(pm.sep)
+				if b[next] == '}' {
+					return next + 1, true
+				}
+				j = next + 1
+				continue
+			}
+		}
 		var vi int
 		var found bool
 		if pos, vi, found = nextMember(order, pos, b, j); !found {
@@ -507,18 +547,68 @@ func (d *base) captureSourceFast(i int) (end int, ok bool) {
 		if err != nil || next >= len(b) {
 			return 0, false
 		}
-		if p := order[pos].idx; p >= 0 {
+		p := order[pos].idx
+		if p >= 0 {
 			d.src[p] = v
 		}
-		switch b[next] {
-		case ',':
-			j = next + 1
-		case '}':
-			return next + 1, true
-		default:
+		if c := b[next]; c != ',' && c != '}' {
 			return 0, false
 		}
+		v0 := offsetIn(b, v.v) - i // a string's slot leaves its quotes out
+		r := srcMember{pos: int16(pos), p: int8(p), t: v.t, start: int32(j - i), sep: int32(next - i), v0: int32(v0), vn: int32(len(v.v))}
+		rec = append(rec, r)
+		// Aligned again when prev has this member next: compare on from
+		// its separator.
+		if m >= 0 && m < len(prev.members) && prev.members[m].pos == r.pos {
+			pm := prev.members[m]
+			delta = int(r.sep - pm.sep)
+			same = int(r.sep) + commonPrefix(b[next:], prev.raw[pm.sep:])
+			m++
+		} else {
+			m = -1 // not aligned: the rest is read member by member
+		}
+		if b[next] == '}' {
+			return next + 1, true
+		}
+		j = next + 1
 	}
+}
+
+// srcBlock is a Debezium source block the compact path read, and its
+// members. Producers write the block with the same fields in the same
+// order every time, and only a few change (the time, the position): its
+// members that are the same bytes as the last block's at the same place
+// are taken without a scan.
+type srcBlock struct {
+	raw     []byte
+	members []srcMember
+}
+
+// srcMember is where one member of a source block is, relative to the
+// block: its start, the separator after its value (',' or '}'), the
+// value's slot bytes (a string's without its quotes) and type, its key's
+// place in the remembered order and its property (-1: none).
+type srcMember struct {
+	start, sep, v0, vn int32
+	t                  jsonparser.ValueType
+	pos                int16
+	p                  int8
+}
+
+// commonPrefix is the length of the longest common prefix of a and b,
+// eight bytes a step.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	k := 0
+	for ; k+8 <= n; k += 8 {
+		if x := load64(a, k) ^ load64(b, k); x != 0 {
+			return k + bits.TrailingZeros64(x)>>3
+		}
+	}
+	for k < n && a[k] == b[k] {
+		k++
+	}
+	return k
 }
 
 // captureRow captures the row object at msg[i] into the pool.

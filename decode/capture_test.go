@@ -388,3 +388,76 @@ func TestValueMemoMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceDelta: source blocks taken member by member from the last
+// block where their bytes are the same -- the same block, a value that
+// changes with the same or another length (the members after it move), a
+// member missing, added or moved, a nested value, a value that only starts
+// the same, an empty block, invalid blocks that start as the last one --
+// decode as the decoder without shortcuts decodes them, message by
+// message, errors included.
+func TestSourceDelta(t *testing.T) {
+	schema := "id INT, tbl STRING METADATA FROM 'source.table' VIRTUAL, db STRING METADATA FROM 'source.database' VIRTUAL, " +
+		"sts TIMESTAMP_LTZ(3) METADATA FROM 'source.timestamp' VIRTUAL, pos STRING METADATA FROM 'source-position' VIRTUAL"
+	block := func(ts, db, table, pos, extra string) string {
+		return `{"version":"1.9.7.Final","connector":"mysql","name":"s1","ts_ms":` + ts + `,"snapshot":"false"` + db +
+			`,"table":` + table + `,"server_id":1,"file":"bin.3","pos":` + pos + `,"row":0` + extra + `,"query":null}`
+	}
+	const db = `,"db":"inv"`
+	var lines []string
+	for i, src := range []string{
+		block("1000", db, `"products"`, "77", ""),
+		block("1000", db, `"products"`, "77", ""),
+		block("1001", db, `"products"`, "78", ""),
+		block("10011", db, `"products"`, "79", ""), // the members after ts_ms one byte on
+		block("10012", db, `"orders"`, "7", ""),
+		block("10012", "", `"orders"`, "7", ""),                 // db missing
+		block("10012", db, `"orders"`, "7", `,"gtid":null`),     // a member added
+		block("10012", db, `"orders"`, "7", `,"x":{"a":[1,2]}`), // nested
+		block("10012", db, `"orders"`, "7", `,"x":{"a":[1,3]}`),
+		block("10012", db, `"orders2"`, "7", ""), // starts as the last value
+		block("10012", db, `"ord\"ers"`, "7", ""),
+		`{"version":"1.9.7.Final","connector":"mysql","table":"t","db":"moved","name":"s1"}`,
+		`{}`,
+		block("1000", db, `"products"`, "77", ""),
+		block("1000", db, `products`, "77", ""), // invalid where the last block had a value
+		block("1000", db, `"products"`, "77", ""),
+		block("1000", db, `"products"`, "77,", ""), // invalid after the same bytes
+		block("1000", db, `"products"`, "77", ""),
+		strings.Replace(block("1000", db, `"products"`, "77", ""), `"pos":77,`, `"pos":77;`, 1), // another separator, then the next member
+		block("1000", db, `"products"`, "77", ""),
+		block("10x0", db, `"products"`, "77", ""), // invalid, as long as the last value
+		block("1000", db, `"products"`, "77", ""),
+		`null`,
+		block("1000", db, `"products"`, "77", ""),
+		block("1000", db, `"products"`, "77", "") + ` `,
+	} {
+		lines = append(lines, `{"before":null,"after":{"id":`+strconv.Itoa(i)+`},"source":`+src+`,"op":"c"}`)
+	}
+	var got [2][]string
+	for k, plain := range []bool{false, true} {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		d, b := testDecoder(t, mem, "debezium-json", schema, nil)
+		d.(*base).plain = plain
+		for i, l := range lines {
+			res, err := d.Decode([]byte(l))
+			got[k] = append(got[k], fmt.Sprintf("%d: %d rows, %v", i, res.Rows, err))
+		}
+		rec := b.Flush()
+		var out bytes.Buffer
+		if rec != nil {
+			p := writer.NewPrint(&out, b.Schema())
+			if err := p.Write(context.Background(), rec); err != nil {
+				t.Fatal(err)
+			}
+			p.Close()
+			rec.Release()
+		}
+		got[k] = append(got[k], strings.Split(out.String(), "\n")...)
+		b.Release()
+		mem.AssertSize(t, 0)
+	}
+	if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") {
+		t.Errorf("with shortcuts:\n%s\nwithout:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
+	}
+}

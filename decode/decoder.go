@@ -433,6 +433,9 @@ type base struct {
 	src      [len(sourceProps)]slot
 	srcOrder []envKey // the remembered key order of "source" (idx: sourcePropIndex)
 	srcSeen  []string // scratch: the keys of the source object walked
+	// srcPrev is the last source block the compact path read (srcNext the
+	// one under way), for the next one to take its unchanged members from.
+	srcPrev, srcNext srcBlock
 
 	mark     int // builder rows at the start of the message
 	rows     int // rows emitted by the current message
