@@ -2,8 +2,8 @@ package decode
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
