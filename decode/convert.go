@@ -653,16 +653,23 @@ func (rc *rowConv) convert(slots []slot) error {
 	if rc.foldErr != nil {
 		return rc.foldErr
 	}
-	if rc.unch == nil && !rc.cx.failOnMissing {
+	if !rc.cx.failOnMissing {
 		// The common case, without the calls of convertOne, conv and
 		// apply per value (a tenth of a decode): a value goes to its
-		// converter directly, a NULL to its column.
+		// converter directly, a NULL to its column (what conv does).
+		u := rc.unch
 		for i, s := range slots {
-			if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
+			switch {
+			case u != nil && (s.t == jsonparser.NotExist || s.t == jsonparser.String || s.t == jsonparser.Array) && u.not(s.v, s.t):
 				rc.cols[i].AppendNull()
-			} else if err := rc.inners[i](s.v, s.t); err != nil {
-				if err = rc.cx.nullOrErr(rc.cols[i], err); err != nil {
-					return withPath(err, rc.fields[i].Name)
+				u.cols[i] = true
+			case s.t == jsonparser.NotExist || s.t == jsonparser.Null:
+				rc.cols[i].AppendNull()
+			default:
+				if err := rc.inners[i](s.v, s.t); err != nil {
+					if err = rc.cx.nullOrErr(rc.cols[i], err); err != nil {
+						return withPath(err, rc.fields[i].Name)
+					}
 				}
 			}
 		}
