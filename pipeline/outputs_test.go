@@ -139,7 +139,7 @@ func (w *fakeTableWriter) FlushRowGroup() error                           { w.fl
 func TestBoundWriters(t *testing.T) {
 	a, b, c := &fakeTableWriter{buffered: routedBudget / 2}, &fakeTableWriter{buffered: routedBudget / 3}, &fakeTableWriter{buffered: routedBudget / 4}
 	fr := &fileRun{writers: map[int]writer.Writer{1: a, 2: b, 3: c}}
-	if err := fr.boundWriters(); err != nil {
+	if err := fr.boundWriters(nil); err != nil {
 		t.Fatal(err)
 	}
 	if a.flushes != 1 || b.flushes != 0 || c.flushes != 0 {
@@ -147,5 +147,41 @@ func TestBoundWriters(t *testing.T) {
 	}
 	if total := a.buffered + b.buffered + c.buffered; total > routedBudget {
 		t.Errorf("%d bytes held, budget %d", total, routedBudget)
+	}
+}
+
+// fakeRoomWriter is a table writer keeping room.
+type fakeRoomWriter struct {
+	fakeTableWriter
+	room, shrinks int
+}
+
+func (w *fakeRoomWriter) Retained() int { return w.room }
+func (w *fakeRoomWriter) Shrink() error { w.shrinks++; w.room = 0; return nil }
+
+// TestBoundWritersRoom: past routedRoom kept by an input's table writers,
+// the one keeping the most gives its room back -- but not the writer just
+// written, which is about to need it.
+func TestBoundWritersRoom(t *testing.T) {
+	cur := &fakeRoomWriter{room: routedRoom}
+	a, b := &fakeRoomWriter{room: routedRoom / 2}, &fakeRoomWriter{room: routedRoom / 4}
+	fr := &fileRun{writers: map[int]writer.Writer{1: cur, 2: a, 3: b}}
+	if err := fr.boundWriters(cur); err != nil {
+		t.Fatal(err)
+	}
+	if cur.shrinks != 0 || a.shrinks != 1 || b.shrinks != 0 {
+		t.Errorf("shrinks %d %d %d, want the second only", cur.shrinks, a.shrinks, b.shrinks)
+	}
+	if err := fr.boundWriters(cur); err != nil {
+		t.Fatal(err)
+	}
+	if a.shrinks != 1 || b.shrinks != 1 {
+		t.Errorf("shrinks %d %d: still past the room, the third should give its room", a.shrinks, b.shrinks)
+	}
+	if err := fr.boundWriters(cur); err != nil {
+		t.Fatal(err)
+	}
+	if cur.shrinks != 0 || a.shrinks+b.shrinks != 2 {
+		t.Errorf("shrinks %d %d %d within the room", cur.shrinks, a.shrinks, b.shrinks)
 	}
 }

@@ -277,3 +277,23 @@ func TestCountsReconcile(t *testing.T) {
 		t.Error("invalid UTF-8 line not kept as base64")
 	}
 }
+
+// TestRoutedBatchRows: a worker's table builders share the batch size
+// among the tables it has met (an input whose tables come in runs would
+// otherwise leave each builder holding a full batch), down to
+// minRoutedBatch; one table keeps the whole batch.
+func TestRoutedBatchRows(t *testing.T) {
+	var rd routedDecoders
+	for _, c := range []struct{ tables, want int }{{0, 16384}, {1, 16384}, {2, 8192}, {4, 4096}, {20, minRoutedBatch}, {100, minRoutedBatch}} {
+		rd.byID = map[[2]int]*tableDecoder{}
+		for i := range c.tables {
+			rd.byID[[2]int{i, 0}] = nil
+		}
+		if got := rd.batchRows(16384); got != c.want {
+			t.Errorf("%d tables: %d rows a batch, want %d", c.tables, got, c.want)
+		}
+		if got := rd.batchRows(16); got != 16 && c.tables > 0 {
+			t.Errorf("%d tables, batches of 16 rows asked for: %d", c.tables, got)
+		}
+	}
+}

@@ -602,7 +602,7 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 			}
 		}
 		r.account(job, res, out, pos, msg)
-		if td.b.Len() >= cfg.BatchRows {
+		if td.b.Len() >= rd.batchRows(cfg.BatchRows) {
 			flush(td, tr)
 		}
 		return true
@@ -837,7 +837,7 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 	if err := w.Write(ctx, t.rec); err != nil {
 		return err
 	}
-	return fr.boundWriters()
+	return fr.boundWriters(w)
 }
 
 // routedBudget is the memory an input's table writers may hold together
@@ -855,8 +855,9 @@ type rowGroupFlusher interface {
 	FlushRowGroup() error
 }
 
-// boundWriters keeps an input's table writers within routedBudget.
-func (fr *fileRun) boundWriters() error {
+// boundWriters keeps an input's table writers within routedBudget, and
+// the room they keep within routedRoom; cur is the writer just written.
+func (fr *fileRun) boundWriters(cur writer.Writer) error {
 	if len(fr.writers) < 2 {
 		return nil // one writer: its row group size bounds it
 	}
@@ -875,16 +876,48 @@ func (fr *fileRun) boundWriters() error {
 			}
 		}
 		if total <= routedBudget || largest == nil {
-			return nil
+			break
 		}
 		if err := largest.FlushRowGroup(); err != nil {
 			return err
 		}
 		if largest.Buffered() >= most {
-			return nil // nothing more to give back
+			break // nothing more to give back
 		}
 	}
+	// Each writer keeps the room of the largest row group it took. When
+	// the tables come in runs (a snapshot, an export sorted by table),
+	// every table's run leaves its writer that room: the room of the
+	// writer that keeps the most, other than the one being written, is
+	// given back.
+	total, most := 0, 0
+	var largest roomKeeper
+	for _, w := range fr.writers {
+		k, ok := w.(roomKeeper)
+		if !ok {
+			return nil
+		}
+		r := k.Retained()
+		total += r
+		if w != cur && r > most {
+			most, largest = r, k
+		}
+	}
+	if total <= routedRoom || largest == nil {
+		return nil
+	}
+	return largest.Shrink()
 }
+
+// roomKeeper is a writer whose buffers keep room between row groups
+// (Parquet).
+type roomKeeper interface {
+	Retained() int
+	Shrink() error
+}
+
+// routedRoom is the room an input's table writers may keep together.
+const routedRoom = 3 * routedBudget
 
 // countTable counts a routed batch's rows for its table's stats.
 func (fr *fileRun) countTable(t taggedRec) {

@@ -436,6 +436,23 @@ type routedDecoders struct {
 	byID map[[2]int]*tableDecoder
 }
 
+// minRoutedBatch is the fewest rows batchRows gives a table's batch.
+const minRoutedBatch = 1024
+
+// batchRows is how many rows a table's builder takes before its batch is
+// written: the run's batch size (rows) shared among the tables the
+// worker has met, at least minRoutedBatch (or rows, when smaller). Each builder keeps the room its largest
+// batch took, so an input whose tables come in runs (a snapshot, an
+// export sorted by table) would otherwise leave every table's builder
+// holding a full batch: with 20 tables, 100 MiB more heap, the collector
+// running at the memory limit and the run twice as slow.
+func (rd *routedDecoders) batchRows(rows int) int {
+	if n := len(rd.byID); n > 1 {
+		return max(min(minRoutedBatch, rows), rows/n)
+	}
+	return rows
+}
+
 func (rd *routedDecoders) release() {
 	for _, td := range rd.byID {
 		td.b.Release()

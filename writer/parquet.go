@@ -885,6 +885,29 @@ func (p *Parquet) FlushRowGroup() error {
 	return p.flushRowGroup()
 }
 
+// Retained is about how much room the writer's buffers hold, in use or
+// not: each keeps the room of the largest row group it took.
+func (p *Parquet) Retained() int {
+	n := 0
+	for _, l := range p.leaves {
+		n += l.retained()
+	}
+	return n
+}
+
+// Shrink ends the row group under way and lets go of the room the
+// writer's buffers hold, for a writer that may take no rows for a while:
+// a table whose run of messages ended.
+func (p *Parquet) Shrink() error {
+	if err := p.FlushRowGroup(); err != nil {
+		return err
+	}
+	for _, l := range p.leaves {
+		l.shrink()
+	}
+	return nil
+}
+
 // Close writes the last row group, the page indexes and the footer, and
 // moves the file into place.
 func (p *Parquet) Close() error {

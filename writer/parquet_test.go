@@ -823,3 +823,52 @@ func TestPageBudget(t *testing.T) {
 		w.Abort()
 	}
 }
+
+// TestShrink: a writer told to give its room back ends its row group,
+// keeps next to nothing, and goes on writing: every row reads back, in
+// the row groups it was told, its dictionaries whole.
+func TestShrink(t *testing.T) {
+	w, b, path := newTestParquet(t, "id BIGINT, name STRING, tag STRING, d DECIMAL(30, 2)")
+	for part := range 3 {
+		for i := range 5000 {
+			b.AppendKind(arrowconv.Insert)
+			b.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(part*5000 + i))
+			b.Column(1).(*arrowconv.BytesCol).Append([]byte(fmt.Sprintf("name %d", i)))
+			b.Column(2).(*arrowconv.BytesCol).Append([]byte(fmt.Sprintf("tag %d", i%7)))
+			b.Column(3).(*arrowconv.FixedCol[decimal128.Num]).Append(decimal128.FromI64(int64(i)))
+		}
+		rec := b.Flush()
+		if err := w.Write(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		before := w.Retained()
+		if err := w.Shrink(); err != nil {
+			t.Fatal(err)
+		}
+		if after := w.Retained(); before == 0 || after != 0 || w.Buffered() != 0 {
+			t.Errorf("part %d: %d bytes of room before, %d after, %d buffered", part, before, after, w.Buffered())
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pf := openParquet(t, path)
+	if n := len(pf.RowGroups()); n != 3 || pf.NumRows() != 15000 {
+		t.Fatalf("%d row groups, %d rows; want 3, 15000", n, pf.NumRows())
+	}
+	for g, rg := range pf.RowGroups() {
+		rows := rg.Rows()
+		buf := make([]parquet.Row, 5000)
+		n, _ := rows.ReadRows(buf)
+		rows.Close()
+		if n != 5000 {
+			t.Fatalf("row group %d: %d rows", g, n)
+		}
+		for i, r := range buf[:n] {
+			if id, name, tag := r[1].Int64(), r[2].String(), r[3].String(); id != int64(g*5000+i) || name != fmt.Sprintf("name %d", i) || tag != fmt.Sprintf("tag %d", i%7) {
+				t.Fatalf("row group %d row %d: %v", g, i, r)
+			}
+		}
+	}
+}

@@ -127,6 +127,27 @@ func (l *leaf) reset() {
 	l.pb.has = false
 }
 
+// retained is the room a leaf's buffers hold, used or not (the page
+// buffers, of a size fixed per writer, left out).
+func (l *leaf) retained() int {
+	n := cap(l.chunk) + 4*cap(l.idx) + cap(l.def) + cap(l.rep) + cap(l.scratch) + cap(l.levels) + cap(l.deltaBuf) +
+		16*cap(l.dictVals) + 4*(cap(l.seen)+cap(l.succ))
+	if l.dictIdx != nil {
+		n += 4 * cap(l.dictIdx.slots)
+	}
+	return n
+}
+
+// shrink lets go of a leaf's buffers between row groups (see
+// Parquet.Shrink): they grow again as they fill.
+func (l *leaf) shrink() {
+	l.chunk, l.idx, l.def, l.rep, l.scratch, l.levels, l.deltaBuf = nil, nil, nil, nil, nil, nil, nil
+	l.dictVals, l.seen, l.succ = nil, nil, nil
+	if l.dictIdx != nil {
+		l.dictIdx.slots = nil
+	}
+}
+
 // level records one value position: rep and def levels, row and null
 // counts. A null (def < maxDef) has no value; otherwise the caller puts one.
 func (l *leaf) level(rep, def int) {

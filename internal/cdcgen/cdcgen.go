@@ -103,6 +103,10 @@ type Generator struct {
 	// of the same shape (products_00, products_01, ...), as a database's
 	// one stream holds them.
 	Tables int
+	// Run, when above 0, gives the Tables in turn, Run messages each (a
+	// snapshot or an export sorted by table), instead of at random.
+	Run int
+	n   int // messages so far
 	// Envelope writes the messages as the producers write them in full
 	// (shape "envelope"): every envelope field (positions, server and
 	// thread ids, xid/xoffset, tokens), MySQL booleans as 0/1, longer
@@ -170,9 +174,15 @@ func (g *Generator) Next(dst []byte) []byte {
 	g.pos += 200 + int64(g.r.IntN(800))
 	g.table, g.upper = "products", "PRODUCTS"
 	if g.Tables > 1 {
-		n := g.r.IntN(g.Tables)
+		var n int
+		if g.Run > 0 {
+			n = g.n / g.Run % g.Tables
+		} else {
+			n = g.r.IntN(g.Tables)
+		}
 		g.table, g.upper = fmt.Sprintf("products_%02d", n), fmt.Sprintf("PRODUCTS_%02d", n)
 	}
+	g.n++
 	op := g.r.IntN(10)
 	if len(g.live) < 10 {
 		op = 0

@@ -18,6 +18,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	schema := flag.Bool("schema", false, "print the matching --schema and exit")
 	tables := flag.Int("tables", 1, "tables the messages are spread over (products_00, ...; shape products)")
+	run := flag.Int("run", 0, "with -tables: the tables in turn, this many messages each (0: at random)")
 	shape := flag.String("shape", "products", "products, envelope (full producer envelopes, every metadata column) or wide (60 columns, half NULL)")
 	flag.Parse()
 	if *schema {
@@ -31,7 +32,7 @@ func main() {
 		os.Exit(2)
 	}
 	if p, ok := g.(*cdcgen.Generator); ok {
-		p.Tables = *tables
+		p.Tables, p.Run = *tables, *run
 	}
 	var buf []byte
 	for n := 0; n < *mb<<20; {
