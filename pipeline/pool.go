@@ -230,6 +230,7 @@ feeding:
 		return r.feedFailed(r.again(ctx, fr, nil), err)
 	}
 	r.noteChanges(changes)
+	chunks.Close() // this attempt's buffers go before the next one's come
 	return r.feed(ctx, r.again(ctx, fr, snap))
 }
 

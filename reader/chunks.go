@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
 )
@@ -67,6 +68,7 @@ type Chunks struct {
 	// Free, when set, supplies buffers to reuse (they are returned by the
 	// caller through Recycle).
 	free    chan []byte
+	closed  atomic.Bool
 	sum     hash.Hash    // of the raw (possibly compressed) file bytes
 	raw     *countReader // the raw bytes read so far
 	rawSize int64
@@ -146,8 +148,12 @@ func (e *truncatedError) Is(target error) bool { return target == ErrTruncated }
 // without an error.
 func (c *Chunks) Hash() string { return hex.EncodeToString(c.sum.Sum(nil)) }
 
-// Recycle gives a chunk's buffer back for reuse.
+// Recycle gives a chunk's buffer back for reuse (after Close, to the
+// collector).
 func (c *Chunks) Recycle(b []byte) {
+	if c.closed.Load() {
+		return
+	}
 	select {
 	case c.free <- b[:0]:
 	default:
@@ -239,5 +245,21 @@ func (c *Chunks) checkLines(buf []byte) error {
 // Err returns the first error met, or nil at a clean end of file.
 func (c *Chunks) Err() error { return c.err }
 
-// Close releases the file.
-func (c *Chunks) Close() error { return c.lines.Close() }
+// Close releases the file and the buffers kept for reuse (a reader that
+// lingers, as one whose input is read again does, keeps no memory); a
+// second Close does nothing.
+func (c *Chunks) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	for {
+		select {
+		case <-c.free:
+			continue
+		default:
+		}
+		break
+	}
+	c.carry = nil
+	return c.lines.Close()
+}

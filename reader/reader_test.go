@@ -221,3 +221,40 @@ func TestTruncatedGzip(t *testing.T) {
 		t.Errorf("err = %v", c.Err())
 	}
 }
+
+// TestChunksCloseReleases: a closed reader keeps no buffers (one whose
+// input is read again lingers while the next attempt reads), and buffers
+// given back after Close are not kept either; Close twice is harmless.
+func TestChunksCloseReleases(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(path, bytes.Repeat([]byte(`{"a":1}`+"\n"), 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenChunks(path, path, 64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held [][]byte
+	for range 4 {
+		ch, ok := c.Next()
+		if !ok {
+			t.Fatal("too few chunks")
+		}
+		held = append(held, ch.Data)
+	}
+	c.Recycle(held[0])
+	c.Recycle(held[1])
+	if len(c.free) != 2 {
+		t.Fatalf("%d buffers kept before Close, want 2", len(c.free))
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.Recycle(held[2])
+	if len(c.free) != 0 {
+		t.Fatalf("%d buffers kept after Close", len(c.free))
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}

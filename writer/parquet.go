@@ -133,7 +133,12 @@ type Parquet struct {
 	emit []emitFunc
 	// colLeaves are the leaves of each top-level column: columns share
 	// nothing, so they are encoded concurrently (up to concurrency).
-	colLeaves   [][]*leaf
+	colLeaves [][]*leaf
+	// data are the leaves but the row kind's; pageCap is the capacity of
+	// their page buffers, taken by acquire and given back by release.
+	data        []*leaf
+	pageCap     int
+	released    bool
 	concurrency int
 	rgRows      int
 	rows        int // rows in the row group under way
@@ -258,22 +263,16 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	for _, l := range p.leaves {
 		l.pageBytes = pb
 	}
-	pageCap := pb + pb/4
+	p.pageCap = pb + pb/4
 	data := p.leaves
 	if !opts.NoRowKind {
 		data = data[1:]
 	}
 	for _, l := range data {
 		l.delta = !opts.PlainIntegers && (l.phys == format.Int32 || l.phys == format.Int64)
-		switch {
-		case l.delta && l.phys == format.Int32:
-			l.ints32 = pageBuffers32.get(pageCap / 4)
-		case l.delta:
-			l.ints = pageBuffers64.get(pageCap / 8)
-		case l.phys != format.ByteArray && l.phys != format.Boolean:
-			l.vals = pageBuffers8.get(pageCap)
-		}
 	}
+	p.data = data
+	p.acquire()
 	p.concurrency = opts.Concurrency
 	if p.concurrency <= 0 {
 		p.concurrency = runtime.GOMAXPROCS(0)
@@ -746,6 +745,9 @@ func bigEndian(b *[16]byte, v decimal128.Num, n int) []byte {
 
 // Write implements [Writer].
 func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
+	if p.released {
+		p.acquire() // given back by Shrink
+	}
 	n := int(rec.NumRows())
 	cols := rec.Columns()
 	for start := 0; start < n; {
@@ -890,7 +892,7 @@ func (p *Parquet) FlushRowGroup() error {
 func (p *Parquet) Retained() int {
 	n := 0
 	for _, l := range p.leaves {
-		n += l.retained()
+		n += l.retained() + cap(l.ints32)*4 + cap(l.ints)*8 + cap(l.vals)
 	}
 	return n
 }
@@ -905,6 +907,7 @@ func (p *Parquet) Shrink() error {
 	for _, l := range p.leaves {
 		l.shrink()
 	}
+	p.release()
 	return nil
 }
 
@@ -980,6 +983,21 @@ func (p *Parquet) Abort() error {
 	return err
 }
 
+// acquire takes the page buffers of the fixed-width columns (see release).
+func (p *Parquet) acquire() {
+	for _, l := range p.data {
+		switch {
+		case l.delta && l.phys == format.Int32:
+			l.ints32 = pageBuffers32.get(p.pageCap / 4)
+		case l.delta:
+			l.ints = pageBuffers64.get(p.pageCap / 8)
+		case l.phys != format.ByteArray && l.phys != format.Boolean:
+			l.vals = pageBuffers8.get(p.pageCap)
+		}
+	}
+	p.released = false
+}
+
 // release hands the page buffers back for the next writer: a run of many
 // small inputs makes a writer per input, and zeroing a megabyte per column
 // for each was a large part of its time.
@@ -996,6 +1014,7 @@ func (p *Parquet) release() {
 		}
 		l.ints32, l.ints, l.vals = nil, nil, nil
 	}
+	p.released = true
 }
 
 // bufferPool keeps page buffers by capacity.
