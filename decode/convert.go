@@ -714,45 +714,63 @@ func (rc *rowConv) conv(i int, v []byte, t jsonparser.ValueType) error {
 	return nil
 }
 
+// Members walks the members of the JSON object msg as jsonparser's
+// ObjectEach reports them (keys unescaped, strings without their quotes),
+// at the speed of the decoders' scanner. It returns false, having called
+// fn for a prefix of the members at most, when msg holds what the walk
+// does not read (escaped keys, malformed JSON) or more than white space
+// after the object: the caller then reads msg with jsonparser.
+func Members(msg []byte, fn func(k, v []byte, t jsonparser.ValueType)) bool {
+	end, ok := eachMemberEnd(msg, fn)
+	return ok && skipWS(msg, end+1) == len(msg)
+}
+
 // eachMember walks the members of the object v (a whole, already
 // validated JSON object) as jsonparser.ObjectEach reports them: keys
 // unescaped, strings without their quotes. It returns false, having
 // called fn for a prefix of the members at most, when v holds what the
 // walk does not read (the caller then walks it again with jsonparser).
 func eachMember(v []byte, fn func(k, mv []byte, mt jsonparser.ValueType)) bool {
+	_, ok := eachMemberEnd(v, fn)
+	return ok
+}
+
+// eachMemberEnd is eachMember that also returns the index of the object's
+// closing brace.
+func eachMemberEnd(v []byte, fn func(k, mv []byte, mt jsonparser.ValueType)) (int, bool) {
 	i := skipWS(v, 0)
 	if i >= len(v) || v[i] != '{' {
-		return false
+		return 0, false
 	}
 	i = skipWS(v, i+1)
 	if i < len(v) && v[i] == '}' {
-		return true
+		return i, true
 	}
 	for i < len(v) && v[i] == '"' {
 		end, esc, err := scanStringEsc(v, i)
 		if err != nil {
-			return false
+			return 0, false
 		}
 		k := v[i+1 : end-1]
 		if esc {
-			return false // rare: jsonparser unescapes such keys
+			return 0, false // rare: jsonparser unescapes such keys
 		}
 		i = skipWS(v, end)
 		if i >= len(v) || v[i] != ':' {
-			return false
+			return 0, false
 		}
 		i = skipWS(v, i+1)
 		if i >= len(v) {
-			return false
+			return 0, false
 		}
 		sl, next, scalar, err := scanScalar(v, i)
 		if err != nil {
-			return false
+			return 0, false
 		}
 		if !scalar {
 			e, ok := skipFast(v, i, 1)
 			if !ok {
-				return false
+				return 0, false
 			}
 			t := jsonparser.Object
 			if v[i] == '[' {
@@ -766,7 +784,7 @@ func eachMember(v []byte, fn func(k, mv []byte, mt jsonparser.ValueType)) bool {
 			i = skipWS(v, i+1)
 			continue
 		}
-		return i < len(v) && v[i] == '}'
+		return i, i < len(v) && v[i] == '}'
 	}
-	return false
+	return 0, false
 }

@@ -280,6 +280,39 @@ func DebeziumPosition(src []byte) string {
 	return strings.Join(parts, " ")
 }
 
+// AppendDebeziumPosition appends DebeziumPosition(src) to dst, in one walk
+// of src.
+func AppendDebeziumPosition(dst, src []byte) []byte {
+	var vals [16][]byte
+	var seen, null uint16
+	if len(DebeziumSourcePos) > len(vals) || !Members(src, func(k, v []byte, t jsonparser.ValueType) {
+		for i, name := range DebeziumSourcePos {
+			if string(k) == name {
+				if seen&(1<<i) == 0 { // the first of a name, as jsonparser.Get
+					seen |= 1 << i
+					vals[i] = v
+					if t == jsonparser.Null {
+						null |= 1 << i
+					}
+				}
+				return
+			}
+		}
+	}) {
+		return append(dst, DebeziumPosition(src)...)
+	}
+	start := len(dst)
+	for i, name := range DebeziumSourcePos {
+		if seen&(1<<i) != 0 && null&(1<<i) == 0 {
+			if len(dst) > start {
+				dst = append(dst, ' ')
+			}
+			dst = append(append(append(dst, name...), '='), vals[i]...)
+		}
+	}
+	return dst
+}
+
 // debeziumEnc writes debezium-json (never with schema-include, as Flink).
 // Flink: {"before":null,"after":ROW,"op":"c"} and
 // {"before":ROW,"after":null,"op":"d"}; a merged update has "op":"u".

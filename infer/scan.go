@@ -2,6 +2,7 @@ package infer
 
 import (
 	"bytes"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +25,8 @@ type Evidence struct {
 	FirstEventMilli int64
 	LastEventMilli  int64
 	FirstPosition   string
-	LastPosition    string
+	lastPos         []byte // the last message's position (Positions)
+	events          int    // messages that set the positions, for Join
 	lastTypes       []byte // the last type object taken (mysqlType, schema), to skip repeats
 	keyOnlyBefore   []string
 	// deletes and keyOnlyDeletes count delete before images, and those
@@ -51,7 +53,17 @@ type FileEvidence struct {
 	order  []Key
 	file   int
 	opts   Options
+	// The table of the last message, by its names as they stand in it:
+	// the next message is most often of the same table.
+	lastNS, lastName []byte
+	last             *Evidence
+	pos              []byte   // scratch: a message's position
+	members          []member // scratch: a row's members
 }
+
+// Positions are the first and last source positions the table's messages
+// held.
+func (e *Evidence) Positions() (first, last string) { return e.FirstPosition, string(e.lastPos) }
 
 // Options steer what is observed.
 type Options struct {
@@ -80,33 +92,144 @@ func (fe *FileEvidence) table(k Key) *Evidence {
 	return e
 }
 
+// Join takes into fe the evidence next gathered from the lines that
+// follow fe's in the same input, so that an input read in parts, each
+// part observed on its own, has the evidence of one reading in order.
+// next is not to be used after.
+func (fe *FileEvidence) Join(next *FileEvidence) {
+	for _, k := range next.order {
+		n := next.tables[k]
+		e := fe.tables[k]
+		if e == nil {
+			fe.tables[k] = n
+			fe.order = append(fe.order, k)
+			continue
+		}
+		e.join(n)
+	}
+}
+
+// join takes into e the evidence n of the table in later lines.
+func (e *Evidence) join(n *Evidence) {
+	later := make([]*colEvidence, 0, len(n.cols))
+	for _, c := range n.cols {
+		later = append(later, c)
+	}
+	sort.Slice(later, func(i, j int) bool { return later[i].seq < later[j].seq })
+	for _, nc := range later {
+		c := e.cols[nc.name]
+		if c == nil {
+			nc.seq = len(e.cols)
+			e.cols[nc.name] = nc
+			continue
+		}
+		// Read in order, values count only until a type is taken; the
+		// last type taken stands.
+		if !c.typed {
+			c.vals.join(nc.vals)
+		}
+		if nc.typed {
+			c.typed, c.typ, c.evidence = true, nc.typ, nc.evidence
+		}
+	}
+	if len(n.PrimaryKey) > 0 {
+		e.PrimaryKey = n.PrimaryKey
+	}
+	e.Messages += n.Messages
+	for i := range e.Rows {
+		e.Rows[i] += n.Rows[i]
+	}
+	for k, v := range n.Control {
+		e.Control[k] += v
+	}
+	if e.FirstEventMilli < 0 {
+		e.FirstEventMilli = n.FirstEventMilli
+	}
+	if n.LastEventMilli > 0 {
+		e.LastEventMilli = n.LastEventMilli
+	}
+	if e.FirstPosition == "" {
+		e.FirstPosition = n.FirstPosition
+	}
+	if n.events > 0 {
+		e.lastPos = n.lastPos
+	}
+	e.events += n.events
+	switch {
+	case n.keyOnlyDeletes == 0:
+	case e.keyOnlyDeletes == 0:
+		e.keyOnlyBefore = n.keyOnlyBefore
+	default:
+		e.keyOnlyBefore = intersect(e.keyOnlyBefore, n.keyOnlyBefore)
+	}
+	e.deletes += n.deletes
+	e.keyOnlyDeletes += n.keyOnlyDeletes
+	e.lastTypes = n.lastTypes
+}
+
 // col returns the evidence of column name, first met at p.
-func (e *Evidence) col(name string, p Pos) *colEvidence {
-	c := e.cols[name]
+func (e *Evidence) col(name []byte, p Pos) *colEvidence {
+	c := e.cols[string(name)]
 	if c == nil {
-		c = &colEvidence{name: name, first: p, seq: len(e.cols)}
-		e.cols[name] = c
+		c = &colEvidence{name: string(name), first: p, seq: len(e.cols)}
+		e.cols[c.name] = c
 	}
 	return c
 }
 
+// tableOf is the evidence of the table a message names by ns and name.
+func (fe *FileEvidence) tableOf(ns, name field) *Evidence {
+	if fe.last != nil && bytes.Equal(ns.raw(), fe.lastNS) && bytes.Equal(name.raw(), fe.lastName) {
+		return fe.last
+	}
+	fe.last = fe.table(Key{ns.str(), name.str()})
+	fe.lastNS, fe.lastName = append(fe.lastNS[:0], ns.raw()...), append(fe.lastName[:0], name.raw()...)
+	return fe.last
+}
+
 // typed records a producer's type for column name.
-func (e *Evidence) typed(name string, t arrowconv.Type, evidence string, p Pos) {
+func (e *Evidence) typed(name []byte, t arrowconv.Type, evidence string, p Pos) {
 	c := e.col(name, p)
 	c.typed, c.typ, c.evidence = true, t, evidence
 }
 
 // values records the values of a row image's columns (typed columns keep
 // their type; the values still say the column exists).
-func (e *Evidence) values(row []byte, p Pos) {
-	jsonparser.ObjectEach(row, func(k, v []byte, t jsonparser.ValueType, _ int) error {
-		c := e.col(string(k), p)
+func (fe *FileEvidence) values(e *Evidence, row []byte, p Pos) {
+	take := func(k, v []byte, t jsonparser.ValueType) {
+		c := e.col(k, p)
 		if !c.typed {
 			c.vals.join(classifyValue(v, t))
 		}
+	}
+	// The fast walk's members are taken once it has read the whole row:
+	// jsonparser may read what it gave up on otherwise.
+	ms := fe.members[:0]
+	if !slowScan && decode.Members(row, func(k, v []byte, t jsonparser.ValueType) {
+		ms = append(ms, member{k, v, t})
+	}) {
+		for _, m := range ms {
+			take(m.k, m.v, m.t)
+		}
+		fe.members = ms[:0]
+		return
+	}
+	fe.members = ms[:0]
+	jsonparser.ObjectEach(row, func(k, v []byte, t jsonparser.ValueType, _ int) error {
+		take(k, v, t)
 		return nil
 	})
 }
+
+// member is an object member the fast walk met.
+type member struct {
+	k, v []byte
+	t    jsonparser.ValueType
+}
+
+// slowScan makes the evidence walk messages with jsonparser alone (the
+// fuzz twin of the fast walk).
+var slowScan = false
 
 // classifyValue is classify with MongoDB's extended JSON wrappers read as
 // the types they stand for.
@@ -185,7 +308,8 @@ func strListAt(msg []byte, path ...string) []string {
 	return strList(v)
 }
 
-func (e *Evidence) event(milli int64, pos string) {
+func (e *Evidence) event(milli int64, pos []byte) {
+	e.events++
 	if e.FirstEventMilli < 0 && milli > 0 {
 		e.FirstEventMilli = milli
 	}
@@ -193,9 +317,9 @@ func (e *Evidence) event(milli int64, pos string) {
 		e.LastEventMilli = milli
 	}
 	if e.FirstPosition == "" {
-		e.FirstPosition = pos
+		e.FirstPosition = string(pos)
 	}
-	e.LastPosition = pos
+	e.lastPos = append(e.lastPos[:0], pos...)
 }
 
 // field is one envelope value picked by pick.
@@ -219,6 +343,26 @@ func (f field) str() string {
 	return s
 }
 
+// raw is the value as it stands in the message ("" when absent or no
+// string), to tell names apart without unescaping them.
+func (f field) raw() []byte {
+	if !f.ok || f.t != jsonparser.String {
+		return nil
+	}
+	return f.v
+}
+
+// is reports whether the field is the string s.
+func (f field) is(s string) bool {
+	if !f.ok || f.t != jsonparser.String {
+		return false
+	}
+	if bytes.IndexByte(f.v, '\\') < 0 {
+		return string(f.v) == s
+	}
+	return f.str() == s
+}
+
 func (f field) int() int64 {
 	if !f.ok || f.t != jsonparser.Number {
 		return 0
@@ -237,9 +381,22 @@ func (f field) list() []string {
 // pick reads the values at paths in one pass over msg (a message's
 // evidence is taken from one walk, not one per field).
 func pick(msg []byte, out []field, paths [][]string) {
-	for i := range out {
-		out[i] = field{}
+	clear(out)
+	// A message's top-level members, the first of each name, as
+	// jsonparser.EachKey finds them (every path is one name).
+	if !slowScan && decode.Members(msg, func(k, v []byte, t jsonparser.ValueType) {
+		for i, p := range paths {
+			if string(k) == p[0] {
+				if !out[i].ok {
+					out[i] = field{v, t, true}
+				}
+				return
+			}
+		}
+	}) {
+		return
 	}
+	clear(out)
 	jsonparser.EachKey(msg, func(i int, v []byte, t jsonparser.ValueType, err error) {
 		if err == nil {
 			out[i] = field{v, t, true}
@@ -252,12 +409,25 @@ var canalPaths = [][]string{{"database"}, {"table"}, {"type"}, {"es"}, {"id"}, {
 func (fe *FileEvidence) canal(msg []byte, p Pos) {
 	var f [9]field
 	pick(msg, f[:], canalPaths)
-	k := Key{f[0].str(), f[1].str()}
-	typ := f[2].str()
-	e := fe.table(k)
+	e := fe.tableOf(f[0], f[1])
 	es, id := f[3].int(), f[4].int()
-	e.event(es, "es="+strconv.FormatInt(es, 10)+" id="+strconv.FormatInt(id, 10))
+	fe.pos = strconv.AppendInt(append(fe.pos[:0], "es="...), es, 10)
+	fe.pos = strconv.AppendInt(append(fe.pos, " id="...), id, 10)
+	e.event(es, fe.pos)
 	isDdl := f[5].ok && f[5].t == jsonparser.Boolean && string(f[5].v) == "true"
+	var typ string
+	switch {
+	case isDdl:
+		typ = f[2].str()
+	case f[2].is("INSERT"):
+		typ = "INSERT"
+	case f[2].is("UPDATE"):
+		typ = "UPDATE"
+	case f[2].is("DELETE"):
+		typ = "DELETE"
+	default:
+		typ = f[2].str()
+	}
 	if isDdl || (typ != "INSERT" && typ != "UPDATE" && typ != "DELETE") {
 		e.Control[typ]++
 		return
@@ -271,7 +441,7 @@ func (fe *FileEvidence) canal(msg []byte, p Pos) {
 		jsonparser.ObjectEach(mt.v, func(col, v []byte, vt jsonparser.ValueType, _ int) error {
 			if vt == jsonparser.String {
 				if at, ok := MySQLType(string(v)); ok {
-					e.typed(string(col), at, "mysqlType "+string(v), p)
+					e.typed(col, at, "mysqlType "+string(v), p)
 				}
 			}
 			return nil
@@ -281,7 +451,7 @@ func (fe *FileEvidence) canal(msg []byte, p Pos) {
 	if f[8].ok && f[8].t == jsonparser.Array {
 		jsonparser.ArrayEach(f[8].v, func(row []byte, t jsonparser.ValueType, _ int, _ error) {
 			if t == jsonparser.Object {
-				e.values(row, p)
+				fe.values(e, row, p)
 				n++
 			}
 		})
@@ -302,20 +472,39 @@ var maxwellPaths = [][]string{{"database"}, {"table"}, {"type"}, {"ts"}, {"posit
 func (fe *FileEvidence) maxwell(msg []byte, p Pos) {
 	var f [10]field
 	pick(msg, f[:], maxwellPaths)
-	k := Key{f[0].str(), f[1].str()}
-	typ := f[2].str()
-	e := fe.table(k)
-	var pos []string
-	if s := f[4].str(); s != "" {
-		pos = append(pos, "position="+s)
+	e := fe.tableOf(f[0], f[1])
+	var typ string
+	for _, t := range [...]string{"insert", "update", "delete", "bootstrap-insert"} {
+		if f[2].is(t) {
+			typ = t
+		}
+	}
+	if typ == "" {
+		typ = f[2].str()
+	}
+	fe.pos = fe.pos[:0]
+	sep := func() {
+		if len(fe.pos) > 0 {
+			fe.pos = append(fe.pos, ' ')
+		}
+	}
+	if f[4].ok && f[4].t == jsonparser.String && len(f[4].v) > 0 {
+		fe.pos = append(fe.pos, "position="...)
+		if bytes.IndexByte(f[4].v, '\\') < 0 {
+			fe.pos = append(fe.pos, f[4].v...)
+		} else {
+			fe.pos = append(fe.pos, f[4].str()...)
+		}
 	}
 	if f[5].ok {
-		pos = append(pos, "xid="+string(f[5].v))
+		sep()
+		fe.pos = append(append(fe.pos, "xid="...), f[5].v...)
 	}
 	if f[6].ok {
-		pos = append(pos, "xoffset="+string(f[6].v))
+		sep()
+		fe.pos = append(append(fe.pos, "xoffset="...), f[6].v...)
 	}
-	e.event(f[3].int()*1000, strings.Join(pos, " "))
+	e.event(f[3].int()*1000, fe.pos)
 	switch typ {
 	case "insert", "update", "delete", "bootstrap-insert":
 	default:
@@ -331,7 +520,7 @@ func (fe *FileEvidence) maxwell(msg []byte, p Pos) {
 				length, _ := jsonparser.GetInt(c, "column-length")
 				ct := str(c, "type")
 				if at, ok := MaxwellDefType(ct, signed, err == nil, int(prec), int(scale), int(length)); ok && name != "" {
-					e.typed(name, at, "Maxwell DDL def "+ct, p)
+					e.typed([]byte(name), at, "Maxwell DDL def "+ct, p)
 				}
 			}, "columns")
 			if pk := strListAt(def.v, "primary-key"); len(pk) > 0 {
@@ -345,7 +534,7 @@ func (fe *FileEvidence) maxwell(msg []byte, p Pos) {
 		e.PrimaryKey = pk
 	}
 	if f[8].ok && f[8].t == jsonparser.Object {
-		e.values(f[8].v, p)
+		fe.values(e, f[8].v, p)
 	}
 	switch typ {
 	case "insert", "bootstrap-insert":
@@ -370,7 +559,8 @@ func (fe *FileEvidence) ogg(msg []byte, p Pos) {
 	}
 	e := fe.table(k)
 	op := f[1].str()
-	e.event(oggMilli(f[2].str()), "pos="+f[3].str())
+	fe.pos = append(append(fe.pos[:0], "pos="...), f[3].str()...)
+	e.event(oggMilli(f[2].str()), fe.pos)
 	switch op {
 	case "I", "U", "D":
 	default:
@@ -383,7 +573,7 @@ func (fe *FileEvidence) ogg(msg []byte, p Pos) {
 	}
 	for _, img := range f[5:7] {
 		if img.ok && img.t == jsonparser.Object {
-			e.values(img.v, p)
+			fe.values(e, img.v, p)
 		}
 	}
 	switch op {
@@ -442,11 +632,15 @@ func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 	}
 	op := f[1].str()
 	e := fe.table(k)
-	pos := ""
+	fe.pos = fe.pos[:0]
 	if f[0].ok && f[0].t == jsonparser.Object {
-		pos = decode.DebeziumPosition(f[0].v)
+		if slowScan {
+			fe.pos = append(fe.pos, decode.DebeziumPosition(f[0].v)...)
+		} else {
+			fe.pos = decode.AppendDebeziumPosition(fe.pos, f[0].v)
+		}
 	}
-	e.event(src[4].int(), pos)
+	e.event(src[4].int(), fe.pos)
 	switch op {
 	case "c", "r", "u", "d":
 	default:
@@ -473,7 +667,7 @@ func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 						if ltype != "" {
 							ev = "Connect " + ltype
 						}
-						e.typed(col, at, ev, p)
+						e.typed([]byte(col), at, ev, p)
 					}
 				}, "fields")
 			}, "fields")
@@ -485,7 +679,7 @@ func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 			row, t = unescapeDoc(row) // MongoDB: the document as JSON text
 		}
 		if img.ok && t == jsonparser.Object {
-			e.values(row, p)
+			fe.values(e, row, p)
 			if op == "d" && i == 0 {
 				e.keyOnly(row)
 			}
@@ -533,19 +727,25 @@ func (e *Evidence) keyOnly(row []byte) {
 		return
 	}
 	e.keyOnlyDeletes++
-	if e.keyOnlyBefore == nil {
+	if e.keyOnlyDeletes == 1 {
 		e.keyOnlyBefore = set
 		return
 	}
+	e.keyOnlyBefore = intersect(e.keyOnlyBefore, set)
+}
+
+// intersect is the names of a that are in b too, in a's order.
+func intersect(a, b []string) []string {
 	var both []string
-	for _, k := range e.keyOnlyBefore {
-		for _, s := range set {
+	for _, k := range a {
+		for _, s := range b {
 			if k == s {
 				both = append(both, k)
+				break
 			}
 		}
 	}
-	e.keyOnlyBefore = both
+	return both
 }
 
 func unescapeDoc(s []byte) ([]byte, jsonparser.ValueType) {

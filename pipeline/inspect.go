@@ -151,33 +151,18 @@ func inspectFile(cfg *Config, f reader.File, idx int) (*infer.FileEvidence, Insp
 		}
 	}
 	fi.Format = format.Name
-	chunks, err := reader.OpenFileChunks(f, f.Path, cfg.ChunkSize, cfg.MaxLine)
+	var keep func([]byte) bool
+	if cfg.IncludeTable != nil || cfg.ExcludeTable != nil || cfg.OnlyTable != nil {
+		keep = func(l []byte) bool {
+			ns, tbl, ok := decode.Route(format, schemaInclude, l)
+			return !ok || tableFilter(cfg, ns, tbl)
+		}
+	}
+	ev, lines, err := gatherEvidence(cfg, f, idx, format, schemaInclude, keep)
 	if err != nil {
 		return nil, fi, err
 	}
-	defer chunks.Close()
-	ev := infer.NewFileEvidence(format.Name, idx, infer.Options{SchemaInclude: schemaInclude})
-	filtering := cfg.IncludeTable != nil || cfg.ExcludeTable != nil || cfg.OnlyTable != nil
-	for {
-		ch, ok := chunks.Next()
-		if !ok {
-			break
-		}
-		ch.Lines(func(l []byte, pos reader.Pos) bool {
-			fi.Lines++
-			if filtering {
-				if ns, tbl, ok := decode.Route(format, schemaInclude, l); ok && !tableFilter(cfg, ns, tbl) {
-					return true
-				}
-			}
-			ev.Observe(l, pos.Line)
-			return true
-		})
-		chunks.Recycle(ch.Data)
-	}
-	if err := chunks.Err(); err != nil {
-		return nil, fi, err
-	}
+	fi.Lines = lines
 	for _, k := range ev.Tables() {
 		e := ev.Of(k)
 		name := k.String()
@@ -192,7 +177,7 @@ func inspectFile(cfg *Config, f reader.File, idx int) (*infer.FileEvidence, Insp
 			a, b := time.UnixMilli(e.FirstEventMilli).UTC(), time.UnixMilli(e.LastEventMilli).UTC()
 			ft.FirstEvent, ft.LastEvent = &a, &b
 		}
-		ft.FirstPosition, ft.LastPosition = e.FirstPosition, e.LastPosition
+		ft.FirstPosition, ft.LastPosition = e.Positions()
 		fi.Tables = append(fi.Tables, ft)
 	}
 	return ev, fi, nil

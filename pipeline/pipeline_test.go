@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/internal/cdcgen"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 )
 
@@ -294,6 +296,44 @@ func TestRoutedBatchRows(t *testing.T) {
 		}
 		if got := rd.batchRows(16); got != 16 && c.tables > 0 {
 			t.Errorf("%d tables, batches of 16 rows asked for: %d", c.tables, got)
+		}
+	}
+}
+
+// TestGatherEvidence: an input read for its evidence in small chunks by
+// several goroutines says what it says read whole by one, in every format
+// (tables in runs and interleaved).
+func TestGatherEvidence(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
+		for _, run := range []int{0, 300} {
+			g := cdcgen.New(f, 11)
+			g.Tables, g.Run = 5, run
+			var data []byte
+			for range 3000 {
+				data = append(g.Next(data), '\n')
+			}
+			p := filepath.Join(dir, fmt.Sprintf("%s-%d.jsonl", f, run))
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			inspect := func(chunk, workers int) string {
+				ins, err := Inspect(context.Background(), Config{ChunkSize: chunk, Workers: workers}, []string{p})
+				if err != nil {
+					t.Fatal(err)
+				}
+				js, _ := json.Marshal(ins)
+				return string(js)
+			}
+			whole := inspect(64<<20, 1)
+			if !strings.Contains(whole, "products_04") {
+				t.Fatalf("%s: the input's tables are not all there: %s", p, whole)
+			}
+			for _, w := range []int{2, 3} {
+				if got := inspect(4096, w); got != whole {
+					t.Fatalf("%s: read in 4 KiB chunks by %d goroutines:\n%s\nread whole:\n%s", p, w, got, whole)
+				}
+			}
 		}
 	}
 }

@@ -332,24 +332,87 @@ func addsColumns(cur, next []byte) bool {
 
 // inferFile reads a whole input for its evidence.
 func inferFile(cfg *Config, f reader.File, idx int, format *decode.Format, schemaInclude bool) (*infer.FileEvidence, error) {
+	ev, _, err := gatherEvidence(cfg, f, idx, format, schemaInclude, nil)
+	return ev, err
+}
+
+// gatherEvidence reads a whole input for its evidence (of the lines keep
+// passes, all when nil) and counts its lines. Its chunks are observed by
+// cfg.Workers goroutines, each chunk on its own, and joined in order: the
+// evidence is that of one reading in order (infer.FileEvidence.Join), in
+// a fraction of the time (an input read twice, when the optimistic
+// attempt stops, must not take twice as long).
+func gatherEvidence(cfg *Config, f reader.File, idx int, format *decode.Format, schemaInclude bool, keep func([]byte) bool) (*infer.FileEvidence, int64, error) {
 	chunks, err := reader.OpenFileChunks(f, f.Path, cfg.ChunkSize, cfg.MaxLine)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer chunks.Close()
-	ev := infer.NewFileEvidence(format.Name, idx, infer.Options{SchemaInclude: schemaInclude})
-	for {
-		ch, ok := chunks.Next()
-		if !ok {
-			break
-		}
-		ch.Lines(func(l []byte, pos reader.Pos) bool {
-			ev.Observe(l, pos.Line)
-			return true
-		})
-		chunks.Recycle(ch.Data)
+	opts := infer.Options{SchemaInclude: schemaInclude}
+	type job struct {
+		seq int
+		ch  reader.Chunk
 	}
-	return ev, chunks.Err()
+	type part struct {
+		seq   int
+		ev    *infer.FileEvidence
+		lines int64
+	}
+	workers := max(1, cfg.Workers)
+	jobs, parts := make(chan job), make(chan part, workers)
+	// tokens bound the chunks read and not yet joined: memory stays that
+	// of a few chunks, however slow one of them is.
+	tokens := make(chan struct{}, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				ev, n := infer.NewFileEvidence(format.Name, idx, opts), int64(0)
+				j.ch.Lines(func(l []byte, pos reader.Pos) bool {
+					n++
+					if keep == nil || keep(l) {
+						ev.Observe(l, pos.Line)
+					}
+					return true
+				})
+				chunks.Recycle(j.ch.Data)
+				parts <- part{j.seq, ev, n}
+			}
+		}()
+	}
+	go func() {
+		for seq := 0; ; seq++ {
+			tokens <- struct{}{}
+			ch, ok := chunks.Next()
+			if !ok {
+				break
+			}
+			jobs <- job{seq, ch}
+		}
+		close(jobs)
+		wg.Wait()
+		close(parts)
+	}()
+	ev := infer.NewFileEvidence(format.Name, idx, opts)
+	var lines int64
+	pending := map[int]part{}
+	next := 0
+	for p := range parts {
+		pending[p.seq] = p
+		for q, ok := pending[next]; ok; q, ok = pending[next] {
+			delete(pending, next)
+			ev.Join(q.ev)
+			lines += q.lines
+			next++
+			<-tokens
+		}
+	}
+	if err := chunks.Err(); err != nil {
+		return nil, 0, err
+	}
+	return ev, lines, nil
 }
 
 // detectLines is how many of an input's first lines detection looks at.
