@@ -453,8 +453,10 @@ func (st storage) columnFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 		return nil
 	}
 	l := newLeaf()
-	if f := st.bulkFor(t, l); f != nil {
-		return f
+	if bulkColumns {
+		if f := st.bulkFor(t, l); f != nil {
+			return f
+		}
 	}
 	put := st.putterFor(t)
 	return func(arr arrow.Array, from, to int) {
@@ -468,6 +470,9 @@ func (st storage) columnFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 		}
 	}
 }
+
+// bulkColumns turns bulkFor on (a test compares it with the putters).
+var bulkColumns = true
 
 // flatLists turns flatListFor on (a test compares it with the emitter).
 var flatLists = true

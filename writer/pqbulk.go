@@ -238,6 +238,41 @@ func putDecimals(l *leaf, v validity, vs []decimal128.Num, from, to int) {
 	l.pb.int(hi)
 }
 
+// putWideDecimals puts rows [from, to) of a DECIMAL leaf of more than 18
+// digits: FIXED_LEN_BYTE_ARRAY of n bytes, the unscaled value's low n
+// bytes big-endian, its bounds taken once from the smallest and largest
+// value (big-endian two's complement orders as the numbers do).
+func putWideDecimals(l *leaf, v validity, vs []decimal128.Num, n int, from, to int) {
+	present := l.defLevels(v, from, to)
+	if present == 0 {
+		return
+	}
+	out := slices.Grow(l.vals, n*present)
+	var lo, hi decimal128.Num
+	first := true
+	for i := from; i < to; i++ {
+		if v.bits != nil && !v.valid(i) {
+			continue
+		}
+		x := vs[i]
+		if first {
+			lo, hi, first = x, x, false
+		} else if x.Less(lo) {
+			lo = x
+		} else if hi.Less(x) {
+			hi = x
+		}
+		var b [16]byte
+		binary.BigEndian.PutUint64(b[:8], uint64(x.HighBits()))
+		binary.BigEndian.PutUint64(b[8:], x.LowBits())
+		out = append(out, b[16-n:]...)
+	}
+	l.vals = out
+	var b [16]byte
+	l.pb.bytes(bigEndian(&b, lo, n), l.signed)
+	l.pb.bytes(bigEndian(&b, hi, n), l.signed)
+}
+
 // putFloats puts rows [from, to) of a FLOAT or DOUBLE leaf.
 func putFloats[T float32 | float64](l *leaf, v validity, vs []T, from, to int) {
 	present := l.defLevels(v, from, to)
@@ -340,7 +375,10 @@ func (st storage) bulkFor(t arrowconv.Type, l *leaf) colFunc {
 		}
 	case arrowconv.Decimal:
 		if t.Precision > 18 {
-			return nil // FIXED_LEN_BYTE_ARRAY
+			n := decimalBytes(t.Precision)
+			return func(arr arrow.Array, from, to int) {
+				putWideDecimals(l, validityOf(arr), arr.(*array.Decimal128).Values(), n, from, to)
+			}
 		}
 		return func(arr arrow.Array, from, to int) {
 			putDecimals(l, validityOf(arr), arr.(*array.Decimal128).Values(), from, to)

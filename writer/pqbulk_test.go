@@ -1,12 +1,15 @@
 package writer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -224,5 +227,107 @@ func testFixedWidth(t *testing.T, s *arrowconv.Schema, iceberg, plain bool) {
 	}
 	if first != rows {
 		t.Fatalf("%d rows read, want %d", first, rows)
+	}
+}
+
+// TestWideDecimals: DECIMAL columns of more than 18 digits written a batch
+// at a time make the same file, byte for byte, as written a value at a
+// time (values of every size and sign, NULLs, bounds), and read back.
+func TestWideDecimals(t *testing.T) {
+	s, err := arrowconv.ParseColumns("a DECIMAL(38, 2), b DECIMAL(20, 0), c DECIMAL(30, 5)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(bulk bool) ([]byte, [][]*decimal128.Num) {
+		bulkColumns = bulk
+		defer func() { bulkColumns = true }()
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		bld := arrowconv.NewBuilder(mem, s)
+		defer bld.Release()
+		rng := rand.New(rand.NewPCG(5, 6))
+		p, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{RowGroupRows: 1500, Concurrency: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := p.file.path
+		want := make([][]*decimal128.Num, len(s.Columns))
+		for r := 0; r < 4000; {
+			n := min(4000-r, 1+rng.IntN(600))
+			for range n {
+				bld.AppendKind(arrowconv.Insert)
+				for c, col := range s.Columns {
+					if rng.IntN(4) == 0 || (r/900)%3 == c { // some NULL, and runs of all NULL
+						bld.Column(c).AppendNull()
+						want[c] = append(want[c], nil)
+						continue
+					}
+					// Up to the precision's digits, either sign.
+					digits := 1 + rng.IntN(col.Type.Precision)
+					v := decimal128.FromU64(rng.Uint64() >> uint(rng.IntN(64)))
+					if digits > 18 {
+						v = v.Mul(decimal128.FromU64(rng.Uint64() % 1_000_000_000_000_000_000))
+					}
+					if max, _ := decimal128.FromString(strings.Repeat("9", col.Type.Precision), int32(col.Type.Precision), 0); max.Less(v) {
+						v = max
+					}
+					if rng.IntN(2) == 0 {
+						v = v.Negate()
+					}
+					bld.Column(c).(*arrowconv.FixedCol[decimal128.Num]).Append(v)
+					want[c] = append(want[c], &v)
+				}
+				r++
+			}
+			rec := bld.Flush()
+			err := p.Write(context.Background(), rec)
+			rec.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data, want
+	}
+	bulk, want := write(true)
+	each, _ := write(false)
+	if !bytes.Equal(bulk, each) {
+		t.Fatalf("written a batch at a time (%d bytes) differs from a value at a time (%d bytes)", len(bulk), len(each))
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(bulk), int64(len(bulk)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := 0
+	for _, rg := range pf.RowGroups() {
+		rows := rg.Rows()
+		buf := make([]parquet.Row, rg.NumRows())
+		n, _ := rows.ReadRows(buf)
+		rows.Close()
+		for _, r := range buf[:n] {
+			for c := range s.Columns {
+				v, w := r[c+1], want[c][row]
+				if w == nil {
+					if !v.IsNull() {
+						t.Fatalf("row %d column %d: %v, want NULL", row, c, v)
+					}
+					continue
+				}
+				var b [16]byte
+				if got := v.ByteArray(); !bytes.Equal(got, bigEndian(&b, *w, len(got))) {
+					t.Fatalf("row %d column %d: %x, want %v", row, c, got, *w)
+				}
+			}
+			row++
+		}
+	}
+	if row != 4000 {
+		t.Fatalf("%d rows read back, want 4000", row)
 	}
 }
