@@ -208,31 +208,30 @@ func (d *base) captureEnvelopeFast(i, level int) (end int, ok bool) {
 			m.rest-- // see learn
 			m = nil
 		}
-		if m == nil {
-			var err error
-			if next, err = d.captureMember(idx, idx >= 0, level, vi); err != nil || next >= len(b) {
-				return 0, false
-			}
-		} else if next = m.hit(b, vi); next >= 0 {
+		next = -1
+		if m != nil {
+			next = m.hit(b, vi)
+		}
+		if next >= 0 {
 			m.misses = 0
 			if k.capt {
 				d.env[idx] = m.slotAt(b, vi, next)
 			}
-			if next >= len(b) {
-				return 0, false
-			}
 		} else {
 			var err error
-			if next, err = d.captureMember(idx, idx >= 0, level, vi); err != nil || next >= len(b) {
+			if next, err = d.captureMember(idx, idx >= 0, level, vi); err != nil {
 				return 0, false
 			}
-			if next-vi >= memoMinLen {
+			if m != nil && next-vi >= memoMinLen && next < len(b) {
 				t := jsonparser.Unknown // a skipped member's type is not needed
 				if k.capt {
 					t = d.env[idx].t
 				}
 				m.learn(b, vi, next, t)
 			}
+		}
+		if next >= len(b) {
+			return 0, false
 		}
 		switch b[next] {
 		case ',':

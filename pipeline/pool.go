@@ -863,20 +863,8 @@ func (fr *fileRun) boundWriters(cur writer.Writer) error {
 		return nil // one writer: its row group size bounds it
 	}
 	for {
-		total, most := 0, 0
-		var largest rowGroupFlusher
-		for _, w := range fr.writers {
-			f, ok := w.(rowGroupFlusher)
-			if !ok {
-				return nil
-			}
-			b := f.Buffered()
-			total += b
-			if b > most {
-				most, largest = b, f
-			}
-		}
-		if total <= routedBudget || largest == nil {
+		total, most, largest, ok := heaviest(fr.writers, nil, rowGroupFlusher.Buffered)
+		if !ok || total <= routedBudget {
 			break
 		}
 		if err := largest.FlushRowGroup(); err != nil {
@@ -891,23 +879,29 @@ func (fr *fileRun) boundWriters(cur writer.Writer) error {
 	// every table's run leaves its writer that room: the room of the
 	// writer that keeps the most, other than the one being written, is
 	// given back.
-	total, most := 0, 0
-	var largest roomKeeper
-	for _, w := range fr.writers {
-		k, ok := w.(roomKeeper)
-		if !ok {
-			return nil
-		}
-		r := k.Retained()
-		total += r
-		if w != cur && r > most {
-			most, largest = r, k
-		}
-	}
-	if total <= routedRoom || largest == nil {
+	total, _, largest, ok := heaviest(fr.writers, cur, roomKeeper.Retained)
+	if !ok || total <= routedRoom {
 		return nil
 	}
 	return largest.Shrink()
+}
+
+// heaviest sums measure over writers, all of which must be a T (ok is
+// false otherwise, or when none but skip measures above 0), and returns
+// the one measuring most, skip left out.
+func heaviest[T any](writers map[int]writer.Writer, skip writer.Writer, measure func(T) int) (total, most int, largest T, ok bool) {
+	for _, w := range writers {
+		t, is := w.(T)
+		if !is {
+			return 0, 0, largest, false
+		}
+		m := measure(t)
+		total += m
+		if w != skip && m > most {
+			most, largest, ok = m, t, true
+		}
+	}
+	return total, most, largest, ok
 }
 
 // roomKeeper is a writer whose buffers keep room between row groups

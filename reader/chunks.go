@@ -252,13 +252,13 @@ func (c *Chunks) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+drain:
 	for {
 		select {
 		case <-c.free:
-			continue
 		default:
+			break drain
 		}
-		break
 	}
 	c.carry = nil
 	return c.lines.Close()

@@ -605,6 +605,16 @@ func newTestParquet(t *testing.T, columns string) (*Parquet, *arrowconv.Builder,
 	return w, b, path
 }
 
+// writeBuilt writes the rows built so far to w.
+func writeBuilt(t testing.TB, w *Parquet, b *arrowconv.Builder) {
+	t.Helper()
+	rec := b.Flush()
+	defer rec.Release()
+	if err := w.Write(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestFlushRowGroup: a writer told to end its row group early gives its
 // buffered bytes back and writes a file with the row groups it was told.
 func TestFlushRowGroup(t *testing.T) {
@@ -615,11 +625,7 @@ func TestFlushRowGroup(t *testing.T) {
 			b.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(part*1000 + i))
 			b.Column(1).(*arrowconv.BytesCol).Append([]byte(fmt.Sprintf("name %d", i)))
 		}
-		rec := b.Flush()
-		if err := w.Write(context.Background(), rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
+		writeBuilt(t, w, b)
 		before := w.Buffered()
 		if err := w.FlushRowGroup(); err != nil {
 			t.Fatal(err)
@@ -837,11 +843,7 @@ func TestShrink(t *testing.T) {
 			b.Column(2).(*arrowconv.BytesCol).Append([]byte(fmt.Sprintf("tag %d", i%7)))
 			b.Column(3).(*arrowconv.FixedCol[decimal128.Num]).Append(decimal128.FromI64(int64(i)))
 		}
-		rec := b.Flush()
-		if err := w.Write(context.Background(), rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
+		writeBuilt(t, w, b)
 		before := w.Retained()
 		if err := w.Shrink(); err != nil {
 			t.Fatal(err)

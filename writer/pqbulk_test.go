@@ -2,7 +2,6 @@ package writer
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -128,12 +127,7 @@ func testFixedWidth(t *testing.T, s *arrowconv.Schema, iceberg, plain bool) {
 			}
 			r++
 		}
-		rec := bld.Flush()
-		err := p.Write(context.Background(), rec)
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
+		writeBuilt(t, p, bld)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
@@ -279,12 +273,7 @@ func TestWideDecimals(t *testing.T) {
 				}
 				r++
 			}
-			rec := bld.Flush()
-			err := p.Write(context.Background(), rec)
-			rec.Release()
-			if err != nil {
-				t.Fatal(err)
-			}
+			writeBuilt(t, p, bld)
 		}
 		if err := p.Close(); err != nil {
 			t.Fatal(err)
