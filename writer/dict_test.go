@@ -26,7 +26,7 @@ func TestDictTable(t *testing.T) {
 		rng := rand.New(rand.NewPCG(7, uint64(probe)))
 		for round := range 3 {
 			tab := newDictTable()
-			var vals []string
+			var vals dictValues
 			ref := map[string]int32{}
 			gen := func() string {
 				switch rng.IntN(5) {
@@ -43,7 +43,7 @@ func TestDictTable(t *testing.T) {
 			}
 			for range 5000 {
 				v := gen()
-				i := tab.find([]byte(v), vals)
+				i := tab.find([]byte(v), &vals)
 				want, ok := ref[v]
 				if !ok {
 					want = -1
@@ -52,26 +52,28 @@ func TestDictTable(t *testing.T) {
 					t.Fatalf("probe %d round %d: find(%q) = %d, want %d", probe, round, v, i, want)
 				}
 				if i < 0 {
-					i = int32(len(vals))
-					vals = append(vals, v)
-					tab.add(i, vals)
+					i = vals.add([]byte(v))
+					tab.add(i, &vals)
 					ref[v] = i
 				}
 			}
 			for v, want := range ref {
-				if i := tab.find([]byte(v), vals); i != want {
+				if i := tab.find([]byte(v), &vals); i != want {
 					t.Fatalf("probe %d: find(%q) = %d, want %d", probe, v, i, want)
 				}
+				if got := string(vals.get(want)); got != v {
+					t.Fatalf("probe %d: value %d is %q, want %q", probe, want, got, v)
+				}
 			}
-			if i := tab.find([]byte("never added, and long enough"), vals); i != -1 {
+			if i := tab.find([]byte("never added, and long enough"), &vals); i != -1 {
 				t.Fatalf("found a value never added at %d", i)
 			}
 			if probe == 1 && !tab.full {
 				t.Errorf("probe bound 1: the table never fell back to maphash")
 			}
 			tab.reset()
-			if i := tab.find([]byte(vals[0]), vals); i != -1 {
-				t.Fatalf("after reset: found %q at %d", vals[0], i)
+			if i := tab.find(vals.get(0), &vals); i != -1 {
+				t.Fatalf("after reset: found %q at %d", vals.get(0), i)
 			}
 		}
 	}
@@ -107,7 +109,7 @@ func TestDictionaryGivenUpStaysPlain(t *testing.T) {
 		rec.Release()
 		// A chunk that starts PLAIN puts nothing in the dictionary.
 		sticky := g > 0 && g%redictEvery != 0 && g < 2*redictEvery
-		if n := len(w.leaves[1].dictVals); sticky && n != 0 {
+		if n := w.leaves[1].dictVals.len(); sticky && n != 0 {
 			t.Errorf("row group %d: %d values in the dictionary of a column that gave it up", g, n)
 		}
 		if err := w.FlushRowGroup(); err != nil {

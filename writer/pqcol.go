@@ -65,7 +65,7 @@ type leaf struct {
 	ints     []int64
 	ints32   []int32
 	dictIdx  *dictTable
-	dictVals []string // the dictionary's values, by index
+	dictVals dictValues // the dictionary's values, by index
 	// last is the index of the previous value put, checked before dictIdx:
 	// columns often repeat a value (metadata, low-cardinality columns).
 	last int32
@@ -131,7 +131,7 @@ func (l *leaf) reset() {
 // buffers, of a size fixed per writer, left out).
 func (l *leaf) retained() int {
 	n := cap(l.chunk) + 4*cap(l.idx) + cap(l.def) + cap(l.rep) + cap(l.scratch) + cap(l.levels) + cap(l.deltaBuf) +
-		16*cap(l.dictVals) + 4*(cap(l.seen)+cap(l.succ))
+		l.dictVals.retained() + 4*(cap(l.seen)+cap(l.succ))
 	if l.dictIdx != nil {
 		n += 4 * cap(l.dictIdx.slots)
 	}
@@ -142,7 +142,7 @@ func (l *leaf) retained() int {
 // Parquet.Shrink): they grow again as they fill.
 func (l *leaf) shrink() {
 	l.chunk, l.idx, l.def, l.rep, l.scratch, l.levels, l.deltaBuf = nil, nil, nil, nil, nil, nil, nil
-	l.dictVals, l.seen, l.succ = nil, nil, nil
+	l.dictVals, l.seen, l.succ = dictValues{}, nil, nil
 	if l.dictIdx != nil {
 		l.dictIdx.slots = nil
 	}
@@ -261,22 +261,21 @@ func (l *leaf) putBool(v bool) {
 func (l *leaf) putBytes(v []byte) {
 	if l.dict && !l.plainChunk {
 		prev := l.last
-		if int(prev) < len(l.dictVals) && string(v) == l.dictVals[prev] {
+		if int(prev) < l.dictVals.len() && l.dictVals.is(prev, v) {
 			l.idx = append(l.idx, prev)
 			return
 		}
 		if l.maxRep > 0 && int(prev) < len(l.succ) {
-			if s := l.succ[prev]; s >= 0 && string(v) == l.dictVals[s] {
+			if s := l.succ[prev]; s >= 0 && l.dictVals.is(s, v) {
 				l.idx = append(l.idx, s)
 				l.last = s
 				return
 			}
 		}
-		i := l.dictIdx.find(v, l.dictVals)
+		i := l.dictIdx.find(v, &l.dictVals)
 		if i < 0 {
-			i = int32(len(l.dictVals))
-			l.dictVals = append(l.dictVals, string(v))
-			l.dictIdx.add(i, l.dictVals)
+			i = l.dictVals.add(v)
+			l.dictIdx.add(i, &l.dictVals)
 			l.dictBytes += 4 + len(v)
 			if l.maxRep > 0 {
 				l.succ = append(l.succ, -1)
@@ -599,7 +598,7 @@ func (l *leaf) addEncoding(e format.Encoding) {
 func (l *leaf) finishChunk(codec compress.Codec) error {
 	if l.fixedDict != nil {
 		if l.nValues > 0 {
-			if err := l.writeDictPage(codec, l.fixedDict); err != nil {
+			if err := l.writeDictPage(codec, plainOf(l.fixedDict), len(l.fixedDict)); err != nil {
 				return err
 			}
 		}
@@ -620,7 +619,7 @@ func (l *leaf) finishChunk(codec compress.Codec) error {
 	}
 	useDict := l.dictBytes <= dictLimitBytes
 	if useDict && l.nValues > 0 {
-		if err := l.writeDictPage(codec, l.dictVals); err != nil {
+		if err := l.writeDictPage(codec, l.dictVals.plain, l.dictVals.len()); err != nil {
 			return err
 		}
 	}
@@ -656,7 +655,7 @@ func (l *leaf) checkDict(codec compress.Codec) error {
 	// (ids, free text), costs a hash lookup per value for nothing; PLAIN
 	// then, as parquet-mr falls back when the dictionary does not shrink
 	// the column.
-	if l.dictBytes <= dictLimitBytes && !(l.nValues >= dictSample && len(l.dictVals) > l.nValues*3/4) {
+	if l.dictBytes <= dictLimitBytes && !(l.nValues >= dictSample && l.dictVals.len() > l.nValues*3/4) {
 		return nil
 	}
 	l.plainChunk = true
@@ -669,7 +668,8 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 	defer func() {
 		l.reset()
 		l.dictIdx.reset()
-		l.dictVals, l.dictBytes, l.last, l.succ = l.dictVals[:0], 0, 0, l.succ[:0]
+		l.dictVals.reset()
+		l.dictBytes, l.last, l.succ = 0, 0, l.succ[:0]
 	}()
 	if l.nValues == 0 {
 		return nil
@@ -677,8 +677,8 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 	// Cut the buffered chunk into pages at row starts.
 	rep, def, idx := l.rep, l.def, l.idx
 	vi := 0 // index into idx of the page's first value
-	if len(l.seen) < len(l.dictVals) {
-		l.seen = make([]uint32, len(l.dictVals)+len(l.dictVals)/4)
+	if n := l.dictVals.len(); len(l.seen) < n {
+		l.seen = make([]uint32, n+n/4)
 		l.page = 0
 	}
 	for start := 0; start < l.nValues; {
@@ -701,10 +701,10 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 				nNulls++
 			} else {
 				di := idx[vend]
-				v := l.dictVals[di]
+				v := l.dictVals.get(di)
 				if l.seen[di] != l.page {
 					l.seen[di] = l.page
-					pb.bytes(bytesOf(v), false)
+					pb.bytes(v, false)
 				}
 				if useDict {
 					size += 4
@@ -720,7 +720,7 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 		enc := format.Plain
 		if useDict {
 			var err error
-			if page, err = l.indexPage(page, idx[vi:vend], len(l.dictVals)); err != nil {
+			if page, err = l.indexPage(page, idx[vi:vend], l.dictVals.len()); err != nil {
 				return err
 			}
 			enc = format.RLEDictionary
@@ -741,15 +741,20 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 	return nil
 }
 
-// writeDictPage writes the dictionary page, which must come first in the
-// chunk.
-func (l *leaf) writeDictPage(codec compress.Codec, vals []string) error {
+// plainOf lays vals out as a PLAIN page of BYTE_ARRAY values.
+func plainOf(vals []string) []byte {
 	var plain []byte
 	for _, v := range vals {
 		plain = binary.LittleEndian.AppendUint32(plain, uint32(len(v)))
 		plain = append(plain, v...)
 	}
-	compressed, err := codec.Encode(nil, plain)
+	return plain
+}
+
+// writeDictPage writes the dictionary page of n values (PLAIN), which
+// must come first in the chunk.
+func (l *leaf) writeDictPage(codec compress.Codec, plain []byte, n int) error {
+	compressed, err := codec.Encode(l.scratch[:0], plain)
 	if err != nil {
 		return fmt.Errorf("parquet %s: %w", codec, err)
 	}
@@ -758,7 +763,8 @@ func (l *leaf) writeDictPage(codec compress.Codec, vals []string) error {
 		UncompressedPageSize: int32(len(plain)),
 		CompressedPageSize:   int32(len(compressed)),
 	}
-	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: int32(len(vals)), Encoding: format.Plain})
+	l.scratch = compressed
+	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: int32(n), Encoding: format.Plain})
 	if _, err := l.appendPage(&h, compressed); err != nil {
 		return err
 	}
