@@ -189,8 +189,35 @@ func (g *Guesser) Guess(msg []byte) (ns, table []byte, esc, ok bool) {
 		return g.debezium(msg)
 	case "canal-json":
 		return g.canal(msg)
+	case "maxwell-json":
+		if db, rest, ok := leadingString(msg, `{"database":"`); ok {
+			if tb, _, ok := leadingString(rest, `,"table":"`); ok {
+				return db, tb, false, true
+			}
+		}
+	case "ogg-json":
+		if tb, _, ok := leadingString(msg, `{"table":"`); ok {
+			return splitOgg(tb, false, true)
+		}
 	}
 	return GuessRaw(g.Format, g.SchemaInclude, msg)
+}
+
+// leadingString reads the string value after pre (which ends at its
+// opening quote) when b starts with pre, as Maxwell and GoldenGate write
+// their leading keys, compactly: a look for the closing quote instead of
+// a walk over the members. A value with an escape is left to the walk
+// (ok false).
+func leadingString(b []byte, pre string) (v, rest []byte, ok bool) {
+	if len(b) < len(pre) || string(b[:len(pre)]) != pre {
+		return nil, nil, false
+	}
+	b = b[len(pre):]
+	end := bytes.IndexByte(b, '"')
+	if end < 0 || bytes.IndexByte(b[:end], '\\') >= 0 {
+		return nil, nil, false
+	}
+	return b[:end], b[end+1:], true
 }
 
 // canal guesses from the last `"table":` and the `"database":` as far from

@@ -372,3 +372,28 @@ func FuzzCanalGuesser(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLeadingGuess: Maxwell's and GoldenGate's guess from their leading
+// keys is GuessRaw's walk, on any message.
+func FuzzLeadingGuess(f *testing.F) {
+	f.Add(`{"database":"inventory","table":"products","type":"insert","data":{"id":1}}`)
+	f.Add(`{"database":"inv","table":"","type":"insert"}`)
+	f.Add(`{"database":"","table":"t"}`)
+	f.Add(`{"database":"a\"b","table":"t"}`)
+	f.Add(`{"database":"a","table":"t\u0022x"}`)
+	f.Add(`{"database":"a","table":"t`)
+	f.Add(`{"table":"INVENTORY.PRODUCTS","op_type":"I","after":{"id":1}}`)
+	f.Add(`{"table":"PRODUCTS","op_type":"I"}`)
+	f.Add(`{"table":".x"}`)
+	f.Fuzz(func(t *testing.T, m string) {
+		for _, name := range []string{"maxwell-json", "ogg-json"} {
+			format, _ := Lookup(name)
+			g := Guesser{Format: format}
+			ns1, tb1, e1, ok1 := g.Guess([]byte(m))
+			ns2, tb2, e2, ok2 := GuessRaw(format, false, []byte(m))
+			if string(ns1) != string(ns2) || string(tb1) != string(tb2) || e1 != e2 || ok1 != ok2 {
+				t.Fatalf("%s %q: guesser %q %q %v %v, GuessRaw %q %q %v %v", name, m, ns1, tb1, e1, ok1, ns2, tb2, e2, ok2)
+			}
+		}
+	})
+}
