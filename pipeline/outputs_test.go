@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -183,5 +184,99 @@ func TestBoundWritersRoom(t *testing.T) {
 	}
 	if cur.shrinks != 0 || a.shrinks+b.shrinks != 2 {
 		t.Errorf("shrinks %d %d %d within the room", cur.shrinks, a.shrinks, b.shrinks)
+	}
+}
+
+// countingWriter is a table writer that counts how often it is measured.
+type countingWriter struct {
+	fakeRoomWriter
+	measured int
+}
+
+func (w *countingWriter) Buffered() int { w.measured++; return w.buffered }
+
+// TestBoundWritersKeepsMeasures: boundWriters measures again only the
+// writer just written and the ones it flushes or shrinks, and decides as
+// measuring every writer after every batch does (the reference below),
+// over thousands of batches of random sizes to eight writers.
+func TestBoundWritersKeepsMeasures(t *testing.T) {
+	const n = 8
+	mk := func() ([]*countingWriter, map[int]writer.Writer) {
+		ws, m := make([]*countingWriter, n), map[int]writer.Writer{}
+		for i := range ws {
+			ws[i] = &countingWriter{}
+			m[i] = ws[i]
+		}
+		return ws, m
+	}
+	got, gotMap := mk()
+	want, _ := mk()
+	fr := &fileRun{writers: gotMap}
+	// The reference: every writer measured afresh.
+	reference := func(cur *countingWriter) {
+		for {
+			total, most := 0, 0
+			var largest *countingWriter
+			for _, w := range want {
+				total += w.buffered
+				if w.buffered > most {
+					most, largest = w.buffered, w
+				}
+			}
+			if largest == nil || total <= routedBudget {
+				break
+			}
+			largest.FlushRowGroup()
+			if largest.buffered >= most {
+				break
+			}
+		}
+		total, most := 0, 0
+		var largest *countingWriter
+		for _, w := range want {
+			total += w.room
+			if w != cur && w.room > most {
+				most, largest = w.room, w
+			}
+		}
+		if largest != nil && total > routedRoom {
+			largest.Shrink()
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	measured, given := 0, 0
+	for step := range 5000 {
+		i, grow, spare := rng.IntN(n), 1+rng.IntN(routedBudget/5), rng.IntN(routedRoom/10)
+		for _, w := range []*countingWriter{got[i], want[i]} {
+			w.buffered += grow
+			w.room = max(w.room, w.buffered+spare)
+		}
+		if err := fr.boundWriters(got[i]); err != nil {
+			t.Fatal(err)
+		}
+		reference(want[i])
+		for k := range got {
+			g, w := got[k], want[k]
+			if g.buffered != w.buffered || g.room != w.room || g.flushes != w.flushes || g.shrinks != w.shrinks {
+				t.Fatalf("step %d, writer %d: buffered %d room %d flushes %d shrinks %d; measuring all: %d %d %d %d",
+					step, k, g.buffered, g.room, g.flushes, g.shrinks, w.buffered, w.room, w.flushes, w.shrinks)
+			}
+		}
+		// Measured again: the writer written, and each one given back.
+		m, g := 0, 0
+		for _, w := range got {
+			m, g = m+w.measured, g+w.flushes+w.shrinks
+		}
+		if step > 0 && m-measured > 1+g-given {
+			t.Fatalf("step %d: %d measures for 1 batch and %d writers given back", step, m-measured, g-given)
+		}
+		measured, given = m, g
+	}
+	flushes, shrinks := 0, 0
+	for _, w := range got {
+		flushes, shrinks = flushes+w.flushes, shrinks+w.shrinks
+	}
+	if flushes == 0 || shrinks == 0 {
+		t.Fatalf("%d flushes, %d shrinks: the test never reached a bound", flushes, shrinks)
 	}
 }

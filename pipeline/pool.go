@@ -99,6 +99,7 @@ type fileRun struct {
 	strict        bool
 	verdict       chan error
 	writers       map[int]writer.Writer
+	loads         map[writer.Writer]writerLoad // the writers' last measures (boundWriters)
 	touched       []*tableRun
 	tableStats    map[int]*TableStats
 	// lakeOuts are the input's Iceberg data files, by table (0: the one
@@ -862,46 +863,83 @@ func (fr *fileRun) boundWriters(cur writer.Writer) error {
 	if len(fr.writers) < 2 {
 		return nil // one writer: its row group size bounds it
 	}
-	for {
-		total, most, largest, ok := heaviest(fr.writers, nil, rowGroupFlusher.Buffered)
-		if !ok || total <= routedBudget {
+	// Only the writer just written and the ones this changes are measured
+	// again: walking every writer's columns after each batch was a fortieth
+	// of a 20-table run's cache misses.
+	if fr.loads == nil {
+		fr.loads = map[writer.Writer]writerLoad{}
+	}
+	flushers, keepers := true, true
+	for _, w := range fr.writers {
+		l, ok := fr.loads[w]
+		if !ok || w == cur {
+			l = measureLoad(w)
+			fr.loads[w] = l
+		}
+		flushers, keepers = flushers && l.flusher, keepers && l.keeper
+	}
+	for flushers {
+		total, most, largest := fr.heaviest(nil, func(l writerLoad) int { return l.buffered })
+		if largest == nil || total <= routedBudget {
 			break
 		}
-		if err := largest.FlushRowGroup(); err != nil {
+		if err := largest.(rowGroupFlusher).FlushRowGroup(); err != nil {
 			return err
 		}
-		if largest.Buffered() >= most {
+		fr.loads[largest] = measureLoad(largest)
+		if fr.loads[largest].buffered >= most {
 			break // nothing more to give back
 		}
+	}
+	if !keepers {
+		return nil
 	}
 	// Each writer keeps the room of the largest row group it took. When
 	// the tables come in runs (a snapshot, an export sorted by table),
 	// every table's run leaves its writer that room: the room of the
 	// writer that keeps the most, other than the one being written, is
 	// given back.
-	total, _, largest, ok := heaviest(fr.writers, cur, roomKeeper.Retained)
-	if !ok || total <= routedRoom {
+	total, _, largest := fr.heaviest(cur, func(l writerLoad) int { return l.retained })
+	if largest == nil || total <= routedRoom {
 		return nil
 	}
-	return largest.Shrink()
+	if err := largest.(roomKeeper).Shrink(); err != nil {
+		return err
+	}
+	fr.loads[largest] = measureLoad(largest)
+	return nil
 }
 
-// heaviest sums measure over writers, all of which must be a T (ok is
-// false otherwise, or when none but skip measures above 0), and returns
-// the one measuring most, skip left out.
-func heaviest[T any](writers map[int]writer.Writer, skip writer.Writer, measure func(T) int) (total, most int, largest T, ok bool) {
-	for _, w := range writers {
-		t, is := w.(T)
-		if !is {
-			return 0, 0, largest, false
-		}
-		m := measure(t)
+// writerLoad is what a table writer holds: its row group under way
+// (Buffered, of a rowGroupFlusher) and the room its buffers keep
+// (Retained, of a roomKeeper).
+type writerLoad struct {
+	buffered, retained int
+	flusher, keeper    bool
+}
+
+func measureLoad(w writer.Writer) writerLoad {
+	var l writerLoad
+	if f, ok := w.(rowGroupFlusher); ok {
+		l.buffered, l.flusher = f.Buffered(), true
+	}
+	if k, ok := w.(roomKeeper); ok {
+		l.retained, l.keeper = k.Retained(), true
+	}
+	return l
+}
+
+// heaviest sums measure over the writers' loads and returns the writer
+// measuring most, skip left out (nil when none but skip measures above 0).
+func (fr *fileRun) heaviest(skip writer.Writer, measure func(writerLoad) int) (total, most int, largest writer.Writer) {
+	for _, w := range fr.writers {
+		m := measure(fr.loads[w])
 		total += m
 		if w != skip && m > most {
-			most, largest, ok = m, t, true
+			most, largest = m, w
 		}
 	}
-	return total, most, largest, ok
+	return total, most, largest
 }
 
 // roomKeeper is a writer whose buffers keep room between row groups
