@@ -143,11 +143,8 @@ func (d *dictValues) get(i int32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(d.plain)), s.off)), s.n)
 }
 
-// is says whether value i is v: lengths first, then the bytes.
-func (d *dictValues) is(i int32, v []byte) bool {
-	s := d.spans[i]
-	return int(s.n) == len(v) && string(v) == unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(d.plain)), s.off)), len(v))
-}
+// is says whether value i is v.
+func (d *dictValues) is(i int32, v []byte) bool { return string(d.get(i)) == string(v) }
 
 // add appends v (copied) and returns its index.
 func (d *dictValues) add(v []byte) int32 {
@@ -156,6 +153,9 @@ func (d *dictValues) add(v []byte) int32 {
 	d.plain = append(d.plain, v...)
 	return int32(len(d.spans) - 1)
 }
+
+// size is the dictionary page's size, uncompressed.
+func (d *dictValues) size() int { return len(d.plain) }
 
 // reset empties the dictionary, keeping its memory.
 func (d *dictValues) reset() { d.plain, d.spans = d.plain[:0], d.spans[:0] }

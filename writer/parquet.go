@@ -733,19 +733,11 @@ func (st storage) putterFor(t arrowconv.Type) func(*leaf, arrow.Array, int) {
 }
 
 // bigEndian renders a decimal as n (≤ 16) big-endian two's-complement
-// bytes in b.
+// bytes in b: the low n of its 16.
 func bigEndian(b *[16]byte, v decimal128.Num, n int) []byte {
-	hi, lo := uint64(v.HighBits()), v.LowBits()
-	for k := 0; k < n; k++ {
-		var byt byte
-		if k < 8 {
-			byt = byte(lo >> (8 * k))
-		} else {
-			byt = byte(hi >> (8 * (k - 8)))
-		}
-		b[n-1-k] = byt
-	}
-	return b[:n]
+	binary.BigEndian.PutUint64(b[:8], uint64(v.HighBits()))
+	binary.BigEndian.PutUint64(b[8:], v.LowBits())
+	return b[16-n:]
 }
 
 // Write implements [Writer].
@@ -861,7 +853,7 @@ func (p *Parquet) flushRowGroup() error {
 func (p *Parquet) Buffered() int {
 	n := 0
 	for _, l := range p.leaves {
-		n += len(l.chunk) + len(l.vals) + len(l.rep) + len(l.def) + 4*len(l.idx) + 8*len(l.ints) + 4*len(l.ints32) + l.dictBytes
+		n += len(l.chunk) + len(l.vals) + len(l.rep) + len(l.def) + 4*len(l.idx) + 8*len(l.ints) + 4*len(l.ints32) + l.dictVals.size()
 	}
 	return n
 }

@@ -248,6 +248,7 @@ func putWideDecimals(l *leaf, v validity, vs []decimal128.Num, n int, from, to i
 		return
 	}
 	out := slices.Grow(l.vals, n*present)
+	var b [16]byte
 	var lo, hi decimal128.Num
 	first := true
 	for i := from; i < to; i++ {
@@ -262,13 +263,9 @@ func putWideDecimals(l *leaf, v validity, vs []decimal128.Num, n int, from, to i
 		} else if hi.Less(x) {
 			hi = x
 		}
-		var b [16]byte
-		binary.BigEndian.PutUint64(b[:8], uint64(x.HighBits()))
-		binary.BigEndian.PutUint64(b[8:], x.LowBits())
-		out = append(out, b[16-n:]...)
+		out = append(out, bigEndian(&b, x, n)...)
 	}
 	l.vals = out
-	var b [16]byte
 	l.pb.bytes(bigEndian(&b, lo, n), l.signed)
 	l.pb.bytes(bigEndian(&b, hi, n), l.signed)
 }

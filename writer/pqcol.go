@@ -76,11 +76,10 @@ type leaf struct {
 	succ []int32
 	// seen[i] == page marks dictionary value i as already in the page's
 	// bounds, so each distinct value is compared once per page.
-	seen      []uint32
-	page      uint32
-	dictBytes int
-	idx       []int32
-	used      uint64 // fixedDict entries used in the page (bit per index)
+	seen []uint32
+	page uint32
+	idx  []int32
+	used uint64 // fixedDict entries used in the page (bit per index)
 
 	// The page under way (for dictionary leaves, the whole chunk).
 	rep, def []uint8
@@ -276,7 +275,6 @@ func (l *leaf) putBytes(v []byte) {
 		if i < 0 {
 			i = l.dictVals.add(v)
 			l.dictIdx.add(i, &l.dictVals)
-			l.dictBytes += 4 + len(v)
 			if l.maxRep > 0 {
 				l.succ = append(l.succ, -1)
 			}
@@ -617,7 +615,7 @@ func (l *leaf) finishChunk(codec compress.Codec) error {
 		l.nextChunk(true)
 		return err
 	}
-	useDict := l.dictBytes <= dictLimitBytes
+	useDict := l.dictVals.size() <= dictLimitBytes
 	if useDict && l.nValues > 0 {
 		if err := l.writeDictPage(codec, l.dictVals.plain, l.dictVals.len()); err != nil {
 			return err
@@ -655,7 +653,7 @@ func (l *leaf) checkDict(codec compress.Codec) error {
 	// (ids, free text), costs a hash lookup per value for nothing; PLAIN
 	// then, as parquet-mr falls back when the dictionary does not shrink
 	// the column.
-	if l.dictBytes <= dictLimitBytes && !(l.nValues >= dictSample && l.dictVals.len() > l.nValues*3/4) {
+	if l.dictVals.size() <= dictLimitBytes && !(l.nValues >= dictSample && l.dictVals.len() > l.nValues*3/4) {
 		return nil
 	}
 	l.plainChunk = true
@@ -669,7 +667,7 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 		l.reset()
 		l.dictIdx.reset()
 		l.dictVals.reset()
-		l.dictBytes, l.last, l.succ = 0, 0, l.succ[:0]
+		l.last, l.succ = 0, l.succ[:0]
 	}()
 	if l.nValues == 0 {
 		return nil
