@@ -137,9 +137,14 @@ type span struct{ off, n uint32 }
 func (d *dictValues) len() int { return len(d.spans) }
 
 // get returns value i, a view into the dictionary (without bounds
-// checks: spans are made by add, within plain).
+// checks: spans are made by add, within plain). An empty value gives nil:
+// its offset may be plain's end, and a pointer there may point into the
+// next object (checkptr, on under -race, stops on it).
 func (d *dictValues) get(i int32) []byte {
 	s := d.spans[i]
+	if s.n == 0 {
+		return nil
+	}
 	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(d.plain)), s.off)), s.n)
 }
 

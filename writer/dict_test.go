@@ -79,6 +79,36 @@ func TestDictTable(t *testing.T) {
 	}
 }
 
+// An empty value that ends the arena exactly (its length word fills
+// plain to capacity) reads back as empty without making a pointer past
+// the arena's end: such a pointer may point into the next object, and
+// checkptr (on under -race) stops the program on it.
+func TestDictEmptyValueAtArenaEnd(t *testing.T) {
+	for _, pre := range []string{"", "abcd"} {
+		n := 4
+		if pre != "" {
+			n += 4 + len(pre)
+		}
+		vals := dictValues{plain: make([]byte, 0, n)}
+		if pre != "" {
+			vals.add([]byte(pre))
+		}
+		i := vals.add(nil)
+		if len(vals.plain) != cap(vals.plain) {
+			t.Fatalf("setup: plain is %d of %d bytes, want it full", len(vals.plain), cap(vals.plain))
+		}
+		if got := vals.get(i); len(got) != 0 {
+			t.Fatalf("empty value reads back as %q", got)
+		}
+		if !vals.is(i, nil) || vals.is(i, []byte("x")) {
+			t.Fatalf("is() wrong for the empty value")
+		}
+		if pre != "" && string(vals.get(0)) != pre {
+			t.Fatalf("value 0 is %q, want %q", vals.get(0), pre)
+		}
+	}
+}
+
 // TestDictionaryGivenUpStaysPlain: a column of distinct values gives its
 // dictionary up in its first chunk; the chunks after it start PLAIN (no
 // value goes through the dictionary) but one in redictEvery tries it
