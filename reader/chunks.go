@@ -14,8 +14,11 @@ import (
 )
 
 // DefaultChunkSize is the size of the blocks a file is cut into for
-// parallel decoding.
-const DefaultChunkSize = 4 << 20
+// parallel decoding. A block's rows go to the writer as one batch while
+// they are still in the core's cache: at 1 MiB a conversion ran 5-14%
+// faster than at 4 MiB (the batch of a 4 MiB block, 2-3 MiB of columns,
+// had left a 1 MiB L2 by the time the writer read it).
+const DefaultChunkSize = 1 << 20
 
 // Chunk is a block of whole lines of one file.
 type Chunk struct {
