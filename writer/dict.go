@@ -15,7 +15,11 @@ import (
 // run. Probe sequences are bounded: a table whose values collide too much
 // (hostile input) gives up on the short hash and uses maphash for all.
 type dictTable struct {
-	slots  []int32 // dictionary index + 1; 0 is empty
+	// slots hold a value's offset in dictValues.plain (high half) and its
+	// index + 1 (low half); 0 is empty. The offset lets find compare
+	// without reading the spans: with many tables' writers the tables are
+	// out of cache, and each dependent read is a miss.
+	slots  []uint64
 	seed   maphash.Seed
 	k0, k1 uint64 // per-table keys of the short hash
 	full   bool   // maphash for every value (collisions were too many)
@@ -61,8 +65,8 @@ func (t *dictTable) find(v []byte, vals *dictValues) int32 {
 		if s == 0 {
 			return -1
 		}
-		if vals.is(s-1, v) {
-			return s - 1
+		if vals.at(uint32(s>>32), v) {
+			return int32(uint32(s)) - 1
 		}
 		h = (h + 1) & mask
 	}
@@ -74,7 +78,7 @@ func (t *dictTable) find(v []byte, vals *dictValues) int32 {
 // add records that vals[i] (the value just appended) is at index i.
 func (t *dictTable) add(i int32, vals *dictValues) {
 	if 2*vals.len() > len(t.slots) { // keep the load at most one half
-		t.rehash(vals, max(64, 4*vals.len()))
+		t.rehash(vals, max(64, 2*vals.len()))
 		return
 	}
 	if !t.insert(i, vals) {
@@ -88,7 +92,7 @@ func (t *dictTable) insert(i int32, vals *dictValues) bool {
 	h := t.hash(vals.get(i)) & mask
 	for range maxProbe {
 		if t.slots[h] == 0 {
-			t.slots[h] = i + 1
+			t.slots[h] = uint64(vals.spans[i].off)<<32 | uint64(i+1)
 			return true
 		}
 		h = (h + 1) & mask
@@ -98,7 +102,7 @@ func (t *dictTable) insert(i int32, vals *dictValues) bool {
 
 // rehash rebuilds the table with n slots (a power of two is made of it).
 func (t *dictTable) rehash(vals *dictValues, n int) {
-	t.slots = make([]int32, 1<<bits.Len(uint(n-1)))
+	t.slots = make([]uint64, 1<<bits.Len(uint(n-1)))
 	for i := range vals.len() {
 		if !t.insert(int32(i), vals) {
 			// Too many collisions: first maphash for every value, then (it
@@ -146,6 +150,19 @@ func (d *dictValues) get(i int32) []byte {
 		return nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(d.plain)), s.off)), s.n)
+}
+
+// at says whether the value whose bytes start at off is v; its length is
+// the 4 bytes before it (the PLAIN layout). Reads go without bounds checks
+// (off comes from a span, so both are within plain), and an empty value's
+// bytes are not addressed: off may be plain's end (see get).
+func (d *dictValues) at(off uint32, v []byte) bool {
+	base := unsafe.Pointer(unsafe.SliceData(d.plain))
+	n := binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(base, off-4)), 4))
+	if int(n) != len(v) {
+		return false
+	}
+	return n == 0 || string(unsafe.Slice((*byte)(unsafe.Add(base, off)), n)) == string(v)
 }
 
 // is says whether value i is v.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -185,3 +186,46 @@ func TestDictionaryGivenUpStaysPlain(t *testing.T) {
 		t.Errorf("read %d rows back, not the %d written", len(got), len(want))
 	}
 }
+
+// BenchmarkDictTables looks values up in the dictionaries of 1 and of 20
+// tables' writers taken in turn, a batch of a chunk's rows each (a routed
+// input's): with 20, every table's dictionary is out of cache when its
+// turn comes, and each dependent read of a lookup is a miss.
+func BenchmarkDictTables(b *testing.B) {
+	words := []string{"scooter", "battery", "drill", "hammer", "rocks", "jacket", "tire", "lamp", "chair", "desk", "cable", "phone"}
+	value := func(r *rand.Rand) []byte { return []byte(words[r.IntN(len(words))] + " " + strconv.Itoa(r.IntN(1000))) }
+	for _, tables := range []int{1, 20} {
+		b.Run(fmt.Sprintf("tables=%d", tables), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			tabs := make([]*dictTable, tables)
+			vals := make([]dictValues, tables)
+			for i := range tabs {
+				tabs[i] = newDictTable()
+				for range 22000 { // a row group's names: 12000 distinct
+					if v := value(r); tabs[i].find(v, &vals[i]) < 0 {
+						tabs[i].add(vals[i].add(v), &vals[i])
+					}
+				}
+			}
+			probe := make([][]byte, 1<<16)
+			size := 0
+			for i := range probe {
+				probe[i] = value(r)
+				size += len(probe[i])
+			}
+			b.SetBytes(int64(size / len(probe)))
+			batch := 2700 / tables // a 1 MiB chunk's rows, spread over the tables
+			found := 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t := (i / batch) % tables
+				if tabs[t].find(probe[i&(len(probe)-1)], &vals[t]) >= 0 {
+					found++
+				}
+			}
+			dictSink = found
+		})
+	}
+}
+
+var dictSink int

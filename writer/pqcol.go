@@ -132,7 +132,7 @@ func (l *leaf) retained() int {
 	n := cap(l.chunk) + 4*cap(l.idx) + cap(l.def) + cap(l.rep) + cap(l.scratch) + cap(l.levels) + cap(l.deltaBuf) +
 		l.dictVals.retained() + 4*(cap(l.seen)+cap(l.succ))
 	if l.dictIdx != nil {
-		n += 4 * cap(l.dictIdx.slots)
+		n += 8 * cap(l.dictIdx.slots)
 	}
 	return n
 }
