@@ -143,6 +143,16 @@ type Parquet struct {
 	rgRows      int
 	rows        int // rows in the row group under way
 
+	// pending are small batches held (retained) until they add up to
+	// coalesceRows, then written together column by column: a routed
+	// input's writers each get a batch per chunk of a few hundred rows,
+	// and a column's dictionary, out of cache after 19 other tables'
+	// batches, then serves a thousand values instead of a hundred.
+	pending      []arrow.RecordBatch
+	pendingRows  int
+	pendingBytes int
+	pieces       []piece
+
 	off       int64 // bytes written so far
 	schema    []format.SchemaElement
 	orders    []format.ColumnOrder
@@ -745,37 +755,140 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	if p.released {
 		p.acquire() // given back by Shrink
 	}
-	n := int(rec.NumRows())
-	cols := rec.Columns()
-	for start := 0; start < n; {
-		end := min(n, start+p.rgRows-p.rows)
-		if err := p.eachColumn(end-start, func(k int) error {
-			if cf := p.cols[k]; cf != nil {
-				cf(cols[k], start, end)
-			} else {
-				e := p.emit[k]
-				for i := start; i < end; i++ {
-					e(cols[k], i, 0, 0)
-				}
+	if n := int(rec.NumRows()); n < coalesceRows {
+		rec.Retain()
+		p.pending = append(p.pending, rec)
+		p.pendingRows += n
+		p.pendingBytes += recordBytes(rec)
+		if p.pendingRows < coalesceRows && p.pendingBytes < coalesceBytes {
+			return nil
+		}
+		return p.flushPending(ctx)
+	}
+	if err := p.flushPending(ctx); err != nil {
+		return err
+	}
+	return p.writeRecords(ctx, []arrow.RecordBatch{rec})
+}
+
+// Batches of fewer than coalesceRows rows wait (see Parquet.pending) until
+// coalesceRows rows or coalesceBytes bytes wait; variables so tests can
+// turn it off or force it.
+var (
+	coalesceRows  = 4096
+	coalesceBytes = 1 << 20
+)
+
+// flushPending writes the batches held back, in order, and lets them go.
+func (p *Parquet) flushPending(ctx context.Context) error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	recs := p.pending
+	defer func() {
+		for i, r := range recs {
+			r.Release()
+			recs[i] = nil
+		}
+		p.pending, p.pendingRows, p.pendingBytes = recs[:0], 0, 0
+	}()
+	if p.released {
+		p.acquire()
+	}
+	return p.writeRecords(ctx, recs)
+}
+
+// dropPending lets the held batches go unwritten (the file is abandoned).
+func (p *Parquet) dropPending() {
+	for i, r := range p.pending {
+		r.Release()
+		p.pending[i] = nil
+	}
+	p.pending, p.pendingRows, p.pendingBytes = p.pending[:0], 0, 0
+}
+
+// recordBytes is about how much memory a batch's buffers hold.
+func recordBytes(rec arrow.RecordBatch) int {
+	n := 0
+	for _, c := range rec.Columns() {
+		n += arrayBytes(c.Data())
+	}
+	return n
+}
+
+func arrayBytes(d arrow.ArrayData) int {
+	n := 0
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += b.Len()
+		}
+	}
+	for _, c := range d.Children() {
+		n += arrayBytes(c)
+	}
+	return n
+}
+
+// piece is rows [from, to) of a batch's columns.
+type piece struct {
+	cols     []arrow.Array
+	from, to int
+}
+
+// writeRecords writes batches in order: each row group's share of them
+// column by column (every batch's part of a column, then the next column).
+func (p *Parquet) writeRecords(ctx context.Context, recs []arrow.RecordBatch) error {
+	ri, start := 0, 0 // the next row: row start of recs[ri]
+	for ri < len(recs) {
+		room := p.rgRows - p.rows
+		pieces, rows := p.pieces[:0], 0
+		for ri < len(recs) && rows < room {
+			n := int(recs[ri].NumRows())
+			end := min(n, start+room-rows)
+			if end > start {
+				pieces = append(pieces, piece{recs[ri].Columns(), start, end})
+				rows += end - start
 			}
-			// Whole rows were added to every leaf: a page may end here.
-			for _, l := range p.colLeaves[k] {
-				if err := l.checkDict(p.codec); err != nil {
-					return err
+			if end == n {
+				ri, start = ri+1, 0
+			} else {
+				start = end
+			}
+		}
+		p.pieces = pieces
+		if rows == 0 {
+			continue // batches without rows
+		}
+		if err := p.eachColumn(rows, func(k int) error {
+			for _, pc := range pieces {
+				if cf := p.cols[k]; cf != nil {
+					cf(pc.cols[k], pc.from, pc.to)
+				} else {
+					e := p.emit[k]
+					for i := pc.from; i < pc.to; i++ {
+						e(pc.cols[k], i, 0, 0)
+					}
 				}
-				if l.pageFull() {
-					if err := l.flushPage(p.codec); err != nil {
+				// Whole rows were added to every leaf: a page may end
+				// here, where it would had the batch come alone (the file
+				// is the same, held batches or not).
+				for _, l := range p.colLeaves[k] {
+					if err := l.checkDict(p.codec); err != nil {
 						return err
 					}
-					l.reset()
+					if l.pageFull() {
+						if err := l.flushPage(p.codec); err != nil {
+							return err
+						}
+						l.reset()
+					}
 				}
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
-		p.rows += end - start
-		start = end
+		p.rows += rows
 		if p.rows >= p.rgRows || p.Buffered() >= rowGroupBytes {
 			if err := p.flushRowGroup(); err != nil {
 				return err
@@ -785,6 +898,7 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 			return err
 		}
 	}
+	clear(p.pieces) // no batch kept alive by the scratch
 	return nil
 }
 
@@ -851,7 +965,7 @@ func (p *Parquet) flushRowGroup() error {
 // memory: its compressed pages, and what dictionary columns keep until the
 // chunk ends.
 func (p *Parquet) Buffered() int {
-	n := 0
+	n := p.pendingBytes
 	for _, l := range p.leaves {
 		n += len(l.chunk) + len(l.vals) + len(l.rep) + len(l.def) + 4*len(l.idx) + 8*len(l.ints) + 4*len(l.ints32) + l.dictVals.size()
 	}
@@ -878,6 +992,9 @@ var rowGroupBytes = 24 << 20
 // become one row group), so that one of many writers open at once holds
 // no more than its share of memory.
 func (p *Parquet) FlushRowGroup() error {
+	if err := p.flushPending(context.Background()); err != nil {
+		return err
+	}
 	if p.rows == 0 {
 		return nil
 	}
@@ -920,6 +1037,9 @@ func (p *Parquet) Close() error {
 }
 
 func (p *Parquet) finish() error {
+	if err := p.flushPending(context.Background()); err != nil {
+		return err
+	}
 	if p.rows > 0 {
 		if err := p.flushRowGroup(); err != nil {
 			return err
@@ -975,6 +1095,7 @@ func (p *Parquet) writeThrift(v any, what string) (off int64, n int32, err error
 
 // Abort removes the temporary file.
 func (p *Parquet) Abort() error {
+	p.dropPending()
 	err := p.file.abort()
 	p.release()
 	return err

@@ -1,0 +1,168 @@
+package writer_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/testutil"
+	"github.com/cdcetl/cdcetl/writer"
+	"github.com/parquet-go/parquet-go"
+)
+
+// TestCoalescedBatches: small batches (a routed input's, a few hundred
+// rows per table per chunk) are held and written together, column by
+// column. Whatever the batch sizes (ones that cross row groups, a large
+// one after small ones), the file holds the rows in order, in the same
+// row groups as writing every batch at once, and every batch held is let
+// go (after Close and after Abort).
+func TestCoalescedBatches(t *testing.T) {
+	s, err := arrowconv.ParseColumns("id BIGINT, name STRING, tags ARRAY<STRING>, w DECIMAL(10, 2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rgRows = 700
+	defer writer.SetPageBytes(2 << 10)() // pages end within batches and between them
+	sizes := []int{0, 1, 3, 50, 299, 1023, 5000}
+	type variant struct {
+		name        string
+		rows, bytes int
+	}
+	var files [][]byte
+	for _, v := range []variant{{"off", 0, 0}, {"rows", 1000, 1 << 30}, {"bytes", 1 << 30, 4 << 10}} {
+		t.Run(v.name, func(t *testing.T) {
+			defer writer.SetCoalesce(v.rows, v.bytes)()
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			b := arrowconv.NewBuilder(mem, s)
+			defer b.Release()
+			path := filepath.Join(t.TempDir(), "f.parquet")
+			w, err := writer.NewParquet(path, s, writer.ParquetOptions{RowGroupRows: rgRows})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(7, 8))
+			var want []string
+			id := 0
+			for range 60 {
+				n := sizes[r.IntN(len(sizes))]
+				for range n {
+					b.AppendKind(arrowconv.Insert)
+					b.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(id))
+					if id%7 == 0 {
+						b.Column(1).AppendNull()
+					} else {
+						b.Column(1).(*arrowconv.BytesCol).AppendString(fmt.Sprintf("name %d", id%300))
+					}
+					tags := b.Column(2).(*arrowconv.ListCol)
+					tags.Start()
+					for k := range id % 3 {
+						tags.Child.(*arrowconv.BytesCol).AppendString(fmt.Sprintf("t%d", k))
+					}
+					b.Column(3).(*arrowconv.FixedCol[decimal128.Num]).Append(decimal128.FromI64(int64(id)))
+					id++
+				}
+				rec := b.Flush()
+				if rec == nil {
+					continue // no rows: the builder gives no batch
+				}
+				want = append(want, testutil.PrintedRows(rec)...)
+				if err := w.Write(context.Background(), rec); err != nil {
+					t.Fatal(err)
+				}
+				rec.Release()
+				if n > 0 && w.Buffered() == 0 {
+					t.Fatalf("a batch of %d rows written, nothing buffered: the writer's memory bound cannot see held batches", n)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := testutil.ReadParquet(path, testutil.ReadMem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("read back %d rows, wrote %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+			}
+			if n := rowGroups(t, path); n != (len(want)+rgRows-1)/rgRows {
+				t.Errorf("%d row groups of %d rows, want %d", n, len(want), (len(want)+rgRows-1)/rgRows)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, data)
+		})
+	}
+	for i := 1; i < len(files); i++ {
+		if !bytes.Equal(files[0], files[i]) {
+			t.Errorf("variant %d wrote another file than writing every batch at once", i)
+		}
+	}
+	t.Run("abort", func(t *testing.T) {
+		defer writer.SetCoalesce(1000, 1<<30)()
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		b := arrowconv.NewBuilder(mem, s)
+		defer b.Release()
+		path := filepath.Join(t.TempDir(), "f.parquet")
+		w, err := writer.NewParquet(path, s, writer.ParquetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			b.AppendKind(arrowconv.Insert)
+			b.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(i))
+			b.Column(1).AppendNull()
+			b.Column(2).AppendNull()
+			b.Column(3).AppendNull()
+			rec := b.Flush()
+			if err := w.Write(context.Background(), rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+		}
+		if err := w.Abort(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("after Abort: %v, want no file", err)
+		}
+	})
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+func rowGroups(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(pf.RowGroups())
+}
