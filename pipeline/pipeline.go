@@ -179,6 +179,14 @@ func (c *Config) OptionsFor(f *decode.Format) decode.Options {
 // routedPageBytes is the page size of a routed conversion's writers.
 const routedPageBytes = 128 << 10
 
+// routedHoldRows: the writers of an input of several tables hold batches
+// of fewer rows and write them together (writer.ParquetOptions.HoldRows).
+// A chunk gives each of 20 tables some 150 rows; held to 4096, 20 tables
+// at 256 MiB went 0.45-0.49 -> 0.52-0.61 of one explicit schema's speed
+// (paired rounds; 1024 and 2048 within the noise of 4096, 16384 no
+// better). One table's batches (a chunk's rows) are not held.
+const routedHoldRows = 4096
+
 // Conversion describes what the outputs of cfg are made with: the format,
 // the schema, the format's options, and the output and its encoding.
 // Settings that only decide what happens to bad messages or to inputs
@@ -886,6 +894,9 @@ func (r *run) newFileWriter(fr *fileRun, tableDir, stem string, schema *arrowcon
 			// A writer per source table: each column buffers a page, so
 			// pages are smaller than one writer would make them.
 			opts.PageBytes = routedPageBytes
+		}
+		if table != nil && len(fr.tables) > 1 && opts.HoldRows == 0 {
+			opts.HoldRows = routedHoldRows
 		}
 		opts.PlainColumns = positionColumns(schema)
 		opts.CreatedBy = cfg.createdBy()

@@ -20,7 +20,7 @@ import (
 
 // TestCoalescedBatches: small batches (a routed input's, a few hundred
 // rows per table per chunk) are held and written together, column by
-// column. Whatever the batch sizes (ones that cross row groups, a large
+// column (ParquetOptions.HoldRows). Whatever the batch sizes (ones that cross row groups, a large
 // one after small ones), the file holds the rows in order, in the same
 // row groups as writing every batch at once, and every batch held is let
 // go (after Close and after Abort).
@@ -37,15 +37,17 @@ func TestCoalescedBatches(t *testing.T) {
 		rows, bytes int
 	}
 	var files [][]byte
-	for _, v := range []variant{{"off", 0, 0}, {"rows", 1000, 1 << 30}, {"bytes", 1 << 30, 4 << 10}} {
+	for _, v := range []variant{{"off", 0, 0}, {"rows", 1000, 0}, {"bytes", 1 << 30, 4 << 10}} {
 		t.Run(v.name, func(t *testing.T) {
-			defer writer.SetCoalesce(v.rows, v.bytes)()
+			if v.bytes > 0 {
+				defer writer.SetHoldBytes(v.bytes)()
+			}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			b := arrowconv.NewBuilder(mem, s)
 			defer b.Release()
 			path := filepath.Join(t.TempDir(), "f.parquet")
-			w, err := writer.NewParquet(path, s, writer.ParquetOptions{RowGroupRows: rgRows})
+			w, err := writer.NewParquet(path, s, writer.ParquetOptions{RowGroupRows: rgRows, HoldRows: v.rows})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,13 +111,12 @@ func TestCoalescedBatches(t *testing.T) {
 		}
 	}
 	t.Run("abort", func(t *testing.T) {
-		defer writer.SetCoalesce(1000, 1<<30)()
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		b := arrowconv.NewBuilder(mem, s)
 		defer b.Release()
 		path := filepath.Join(t.TempDir(), "f.parquet")
-		w, err := writer.NewParquet(path, s, writer.ParquetOptions{})
+		w, err := writer.NewParquet(path, s, writer.ParquetOptions{HoldRows: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,11 @@
 package writer
 
-// SetCoalesce sets how many rows (and bytes) of small batches a Parquet
-// writer holds back before writing them together; rows 0 writes every
-// batch at once. It returns the function that restores the settings.
-func SetCoalesce(rows, bytes int) (restore func()) {
-	r, b := coalesceRows, coalesceBytes
-	coalesceRows, coalesceBytes = rows, bytes
-	return func() { coalesceRows, coalesceBytes = r, b }
+// SetHoldBytes sets how many bytes of small batches a Parquet writer
+// holds at most and returns the function that restores it.
+func SetHoldBytes(n int) (restore func()) {
+	b := holdBytes
+	holdBytes = n
+	return func() { holdBytes = b }
 }
 
 // SetPageBytes sets the target page size (small: many pages) and returns

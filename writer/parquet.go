@@ -63,6 +63,13 @@ type ParquetOptions struct {
 	// and TIMESTAMP in microseconds whatever the precision: milliseconds
 	// are scaled up, nanoseconds floored), with FieldIDs.
 	Iceberg bool
+	// HoldRows: batches of fewer rows are held and written together, column
+	// by column, once HoldRows rows (or a MiB) are held; 0 holds none. For
+	// many writers open at once, each given small batches in turn (a routed
+	// input's tables): a column's dictionary, out of cache by the time its
+	// writer's turn comes again, then serves thousands of values per visit
+	// instead of a hundred. The file is the same either way.
+	HoldRows int
 	// PlainColumns names string columns written PLAIN whatever
 	// PlainStrings says: values known to be distinct (a log position per
 	// row), for which a dictionary is work thrown away.
@@ -144,10 +151,8 @@ type Parquet struct {
 	rows        int // rows in the row group under way
 
 	// pending are small batches held (retained) until they add up to
-	// coalesceRows, then written together column by column: a routed
-	// input's writers each get a batch per chunk of a few hundred rows,
-	// and a column's dictionary, out of cache after 19 other tables'
-	// batches, then serves a thousand values instead of a hundred.
+	// holdRows rows or holdBytes bytes (see ParquetOptions.HoldRows).
+	holdRows     int
 	pending      []arrow.RecordBatch
 	pendingRows  int
 	pendingBytes int
@@ -180,7 +185,7 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = 128 << 10
 	}
-	p := &Parquet{rgRows: opts.RowGroupRows, codec: codec, createdBy: opts.CreatedBy}
+	p := &Parquet{rgRows: opts.RowGroupRows, codec: codec, createdBy: opts.CreatedBy, holdRows: opts.HoldRows}
 	if p.createdBy == "" {
 		p.createdBy = "cdcetl"
 	}
@@ -755,12 +760,12 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	if p.released {
 		p.acquire() // given back by Shrink
 	}
-	if n := int(rec.NumRows()); n < coalesceRows {
+	if n := int(rec.NumRows()); n < p.holdRows {
 		rec.Retain()
 		p.pending = append(p.pending, rec)
 		p.pendingRows += n
 		p.pendingBytes += recordBytes(rec)
-		if p.pendingRows < coalesceRows && p.pendingBytes < coalesceBytes {
+		if p.pendingRows < p.holdRows && p.pendingBytes < holdBytes {
 			return nil
 		}
 		return p.flushPending(ctx)
@@ -771,13 +776,9 @@ func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	return p.writeRecords(ctx, []arrow.RecordBatch{rec})
 }
 
-// Batches of fewer than coalesceRows rows wait (see Parquet.pending) until
-// coalesceRows rows or coalesceBytes bytes wait; variables so tests can
-// turn it off or force it.
-var (
-	coalesceRows  = 4096
-	coalesceBytes = 1 << 20
-)
+// holdBytes bounds the bytes of batches a writer holds (a variable for
+// the tests).
+var holdBytes = 1 << 20
 
 // flushPending writes the batches held back, in order, and lets them go.
 func (p *Parquet) flushPending(ctx context.Context) error {
