@@ -12,18 +12,19 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 	"github.com/cdcetl/cdcetl/writer"
-	"github.com/parquet-go/parquet-go"
 )
 
 // TestCoalescedBatches: small batches (a routed input's, a few hundred
 // rows per table per chunk) are held and written together, column by
-// column (ParquetOptions.HoldRows). Whatever the batch sizes (ones that cross row groups, a large
-// one after small ones), the file holds the rows in order, in the same
-// row groups as writing every batch at once, and every batch held is let
-// go (after Close and after Abort).
+// column (ParquetOptions.HoldRows). Whatever the batch sizes (ones that
+// cross row groups, a large one after small ones), the file holds the
+// rows in order, and it is the same file, byte for byte (pages and row
+// groups end where they would), as writing every batch at once; every
+// batch held is let go (after Close and after Abort).
 func TestCoalescedBatches(t *testing.T) {
 	s, err := arrowconv.ParseColumns("id BIGINT, name STRING, tags ARRAY<STRING>, w DECIMAL(10, 2)")
 	if err != nil {
@@ -110,6 +111,51 @@ func TestCoalescedBatches(t *testing.T) {
 			t.Errorf("variant %d wrote another file than writing every batch at once", i)
 		}
 	}
+	// The routed memory bound shrinks a writer between its batches: what
+	// it holds is written first, and the writer takes batches after.
+	t.Run("shrink", func(t *testing.T) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		b := arrowconv.NewBuilder(mem, s)
+		defer b.Release()
+		path := filepath.Join(t.TempDir(), "f.parquet")
+		w, err := writer.NewParquet(path, s, writer.ParquetOptions{HoldRows: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for i := range 30 {
+			b.AppendKind(arrowconv.Insert)
+			b.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(i))
+			b.Column(1).(*arrowconv.BytesCol).AppendString(fmt.Sprintf("n%d", i))
+			b.Column(2).AppendNull()
+			b.Column(3).AppendNull()
+			rec := b.Flush()
+			want = append(want, testutil.PrintedRows(rec)...)
+			if err := w.Write(context.Background(), rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+			if i%10 == 9 {
+				if err := w.Shrink(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := testutil.ReadParquet(path, testutil.ReadMem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("read back %d rows, wrote %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+		}
+		if n := rowGroups(t, path); n != 3 {
+			t.Errorf("%d row groups, want 3 (one per Shrink)", n)
+		}
+	})
 	t.Run("abort", func(t *testing.T) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
@@ -152,18 +198,10 @@ func firstDiff(a, b []string) int {
 
 func rowGroups(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open(path)
+	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(pf.RowGroups())
+	defer rdr.Close()
+	return rdr.NumRowGroups()
 }

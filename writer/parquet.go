@@ -757,9 +757,6 @@ func bigEndian(b *[16]byte, v decimal128.Num, n int) []byte {
 
 // Write implements [Writer].
 func (p *Parquet) Write(ctx context.Context, rec arrow.RecordBatch) error {
-	if p.released {
-		p.acquire() // given back by Shrink
-	}
 	if n := int(rec.NumRows()); n < p.holdRows {
 		rec.Retain()
 		p.pending = append(p.pending, rec)
@@ -785,21 +782,11 @@ func (p *Parquet) flushPending(ctx context.Context) error {
 	if len(p.pending) == 0 {
 		return nil
 	}
-	recs := p.pending
-	defer func() {
-		for i, r := range recs {
-			r.Release()
-			recs[i] = nil
-		}
-		p.pending, p.pendingRows, p.pendingBytes = recs[:0], 0, 0
-	}()
-	if p.released {
-		p.acquire()
-	}
-	return p.writeRecords(ctx, recs)
+	defer p.dropPending()
+	return p.writeRecords(ctx, p.pending)
 }
 
-// dropPending lets the held batches go unwritten (the file is abandoned).
+// dropPending lets the held batches go (written, or the file abandoned).
 func (p *Parquet) dropPending() {
 	for i, r := range p.pending {
 		r.Release()
@@ -808,7 +795,9 @@ func (p *Parquet) dropPending() {
 	p.pending, p.pendingRows, p.pendingBytes = p.pending[:0], 0, 0
 }
 
-// recordBytes is about how much memory a batch's buffers hold.
+// recordBytes is about how much memory a batch's buffers hold (arrow-go's
+// util.TotalRecordSize counts the same, but its package brings protobuf
+// reflection into the binary).
 func recordBytes(rec arrow.RecordBatch) int {
 	n := 0
 	for _, c := range rec.Columns() {
@@ -839,7 +828,12 @@ type piece struct {
 // writeRecords writes batches in order: each row group's share of them
 // column by column (every batch's part of a column, then the next column).
 func (p *Parquet) writeRecords(ctx context.Context, recs []arrow.RecordBatch) error {
-	ri, start := 0, 0 // the next row: row start of recs[ri]
+	if p.released {
+		p.acquire() // given back by Shrink
+	}
+	defer func() { clear(p.pieces) }() // no batch kept alive by the scratch
+	// The next row: row start of recs[ri].
+	ri, start := 0, 0
 	for ri < len(recs) {
 		room := p.rgRows - p.rows
 		pieces, rows := p.pieces[:0], 0
@@ -899,7 +893,6 @@ func (p *Parquet) writeRecords(ctx context.Context, recs []arrow.RecordBatch) er
 			return err
 		}
 	}
-	clear(p.pieces) // no batch kept alive by the scratch
 	return nil
 }
 
