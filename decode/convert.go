@@ -28,6 +28,7 @@ type convCtx struct {
 	prod          *producerCtx // producer semantics, or nil
 	curEnc        *colEnc      // while building: the top-level column's encoding
 	foldKeys      bool         // --column-case insensitive
+	mongo         bool         // producer semantics on debezium-json: MongoDB extended JSON may appear
 	lenient       bool
 	exact         bool  // the schema has a DECIMAL: Jackson reads fractions as exact decimals
 	iso           bool  // timestamp-format.standard = ISO-8601

@@ -222,6 +222,15 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			if t == jsonparser.String {
 				text = javaTrim(cx.textOf(v, t))
 			}
+			if bits == 64 && (cx.plain == nil || !*cx.plain) { // tests: the general path for every value
+				// Short decimals (most values), as the Flink DOUBLE
+				// converter reads them: the general path takes a string
+				// allocation and strconv's parser per value.
+				if f, ok := shortDecimalFloat(text); ok {
+					col.(*arrowconv.FixedCol[float64]).Append(f)
+					return nil
+				}
+			}
 			f, ok := parseJavaFloat(text, bits)
 			if !ok {
 				return cx.fail(v, name, "")
@@ -590,9 +599,14 @@ func looksWKT(s []byte) bool {
 // {"$binary": {"base64": b}} (or the legacy {"$binary": b, "$type": t}),
 // {"$symbol": s}: the value inside, as the JSON type it stands for.
 func (cx *convCtx) unwrapMongo(v []byte, t jsonparser.ValueType) ([]byte, jsonparser.ValueType) {
-	if t != jsonparser.Object || !cx.prod.mongo {
-		return v, t
+	if t == jsonparser.Object && cx.mongo {
+		return cx.unwrapMongoObject(v)
 	}
+	return v, t // inlined: every producer value asks, few are Mongo's wrappers
+}
+
+func (cx *convCtx) unwrapMongoObject(v []byte) ([]byte, jsonparser.ValueType) {
+	t := jsonparser.Object
 	i := skipWS(v, 1)
 	if i+2 >= len(v) || v[i] != '"' || v[i+1] != '$' {
 		return v, t

@@ -3,7 +3,9 @@ package decode
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,5 +178,57 @@ func TestDebeziumTemporalProperty(t *testing.T) {
 		schema := `{"type":"struct","fields":[{"type":"struct","field":"after","fields":[` + fields + `]}]}`
 		check(decodeOne(t, cols, `{"schema":`+schema+`,"payload":{"before":null,"after":`+after+`,"op":"c"}}`,
 			map[string]string{"debezium-json.schema-include": "true"}), "schema")
+	})
+}
+
+// TestProducerDoubleShortcut: under producer semantics a DOUBLE read
+// through the short-decimal path is, bit for bit, what the general path
+// (Double.parseDouble's rules) reads, from a JSON number or from text
+// (GoldenGate and Canal write numbers as strings), with leading zeros,
+// signs and whitespace in the text; a literal the short path declines
+// still decodes.
+func TestProducerDoubleShortcut(t *testing.T) {
+	f, _ := Lookup("ogg-json")
+	s, err := arrowconv.ParseColumns("id INT, db DOUBLE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := ParseOptions(f, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Producer = true
+	if err := o.Check(f); err != nil {
+		t.Fatal(err)
+	}
+	var decs [2]Decoder
+	var bs [2]*arrowconv.Builder
+	for i := range decs {
+		bs[i] = arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+		defer bs[i].Release()
+		if decs[i], err = New(f, s, o, bs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decs[1].(*base).plain = true
+	rapid.Check(t, func(t *rapid.T) {
+		lit := rapid.StringMatching(`-?0{0,2}(0|[1-9][0-9]{0,16})(\.[0-9]{1,17})?([eE][+-]?[0-9]{1,2})?`).Draw(t, "literal")
+		val := `"` + rapid.SampledFrom([]string{"", " ", "\t"}).Draw(t, "pad") + lit + `"`
+		if rapid.Bool().Draw(t, "number") && (lit == "0" || lit == "-0" || !strings.HasPrefix(strings.TrimPrefix(lit, "-"), "0") || strings.HasPrefix(strings.TrimPrefix(lit, "-"), "0.")) {
+			val = lit // a valid JSON number: no leading zeros
+		}
+		msg := `{"table":"inv.t","op_type":"I","after":{"id":1,"db":` + val + `}}`
+		var got [2]uint64
+		for i, d := range decs {
+			if _, err := d.Decode([]byte(msg)); err != nil {
+				t.Fatalf("%s (plain %v): %v", msg, i == 1, err)
+			}
+			rec := bs[i].Flush()
+			got[i] = math.Float64bits(rec.Column(2).(*array.Float64).Value(0))
+			rec.Release()
+		}
+		if got[0] != got[1] {
+			t.Fatalf("%s: %v with the short path, %v without", msg, math.Float64frombits(got[0]), math.Float64frombits(got[1]))
+		}
 	})
 }
