@@ -33,7 +33,6 @@ import (
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
-	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
 	"github.com/cdcetl/cdcetl/partition"
 )
 
@@ -90,11 +89,6 @@ func OpenRemote(ctx context.Context, staging, remote string, props map[string]st
 func open(ctx context.Context, warehouse, remote string, props map[string]string, uri, mode string) (*Lake, error) {
 	if mode != ModeChangelog && mode != ModeUpsert {
 		return nil, fmt.Errorf("--table-mode %q: want changelog or upsert", mode)
-	}
-	// iceberg-go turns row filters into substrait expressions: their
-	// function catalogue is loaded now, not in every process at start.
-	if err := lazysubstrait.Ensure(); err != nil {
-		return nil, err
 	}
 	abs, err := filepath.Abs(warehouse)
 	if err != nil {

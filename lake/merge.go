@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
 	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -329,6 +330,12 @@ func (m *merger) readTable(ctx context.Context, keys []string) (map[string]ref, 
 			if len(ors) > 1 {
 				filter = iceberg.NewOr(ors[0], ors[1], ors[2:]...)
 			}
+		}
+		// iceberg-go filters the records through substrait expressions:
+		// their function catalogue is loaded now (once), not by every
+		// conversion that only appends.
+		if err := lazysubstrait.Ensure(); err != nil {
+			return nil, err
 		}
 		_, it, err := tbl.Scan(table.WithRowFilter(filter)).ToArrowRecords(ctx)
 		if err != nil {

@@ -12,7 +12,9 @@
 //
 // This package hands table/substrait's variable an empty collection
 // instead, and fills that same collection with the default catalogue when
-// Ensure is called. The lake code calls Ensure before it opens a catalog.
+// Ensure is called. The lake code calls Ensure before it scans a table
+// with a row filter (an upsert load's merge); a load that only appends
+// never needs it, and never pays for it.
 // Any other caller of substrait-go's GetDefaultCollection (arrow-go's
 // compute/exprs) gets the same collection, loaded first.
 //
@@ -68,6 +70,13 @@ func init() {
 // later calls return at once). It must run before iceberg-go builds a
 // row filter, and before any concurrent use.
 func Ensure() error { return load() }
+
+// Loaded reports whether the default catalogue is in the shared
+// collection (Ensure ran, or a caller other than table/substrait's
+// initialization asked for the collection).
+func Loaded() bool {
+	return shared.URNLoaded("extension:io.substrait:functions_comparison")
+}
 
 // Deferred reports whether table/substrait took the collection unloaded
 // at init (false: the hook was not in place in time).
