@@ -28,7 +28,7 @@ type convCtx struct {
 	prod          *producerCtx // producer semantics, or nil
 	curEnc        *colEnc      // while building: the top-level column's encoding
 	foldKeys      bool         // --column-case insensitive
-	mongo         bool         // producer semantics on debezium-json: MongoDB extended JSON may appear
+	mongo         bool         // producer semantics on debezium-json: MongoDB extended JSON may appear (here, not in prod: unwrapMongo inlines)
 	lenient       bool
 	exact         bool  // the schema has a DECIMAL: Jackson reads fractions as exact decimals
 	iso           bool  // timestamp-format.standard = ISO-8601

@@ -313,8 +313,8 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	}
 	d.cx.foldKeys = opts.CaseInsensitive
 	if opts.Producer {
-		d.cx.prod = &producerCtx{opts: &d.opts, mongo: f.Name == "debezium-json"}
-		d.cx.mongo = d.cx.prod.mongo
+		d.cx.prod = &producerCtx{opts: &d.opts}
+		d.cx.mongo = f.Name == "debezium-json"
 		d.encs = make([]colEnc, len(d.phys))
 		for i, c := range d.phys {
 			d.encs[i] = defaultEnc(f.Name, &d.opts, c.Type)

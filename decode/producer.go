@@ -113,7 +113,6 @@ type producerCtx struct {
 	opts        *Options
 	placeholder []byte // Debezium's unavailable value, and its base64 form for bytes columns
 	placeB64    []byte
-	mongo       bool // debezium: MongoDB extended JSON may appear
 	scratch     []byte
 	geom        []byte
 }
@@ -255,7 +254,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			return nil
 		}
 	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
-		if !p.mongo {
+		if !cx.mongo {
 			return nil // Flink's rule: content, and compact JSON text for containers
 		}
 		flink := cx.newFlinkInner(typ, col)

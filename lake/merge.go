@@ -306,6 +306,12 @@ func (m *merger) readTable(ctx context.Context, keys []string) (map[string]ref, 
 		}
 		lits = append(lits, l)
 	}
+	// iceberg-go filters the records through substrait expressions: their
+	// function catalogue is loaded now, not by every conversion that only
+	// appends.
+	if err := lazysubstrait.Ensure(); err != nil {
+		return nil, err
+	}
 	out := map[string]ref{}
 	const chunk = 1000
 	for from := 0; from < len(lits); from += chunk {
@@ -330,12 +336,6 @@ func (m *merger) readTable(ctx context.Context, keys []string) (map[string]ref, 
 			if len(ors) > 1 {
 				filter = iceberg.NewOr(ors[0], ors[1], ors[2:]...)
 			}
-		}
-		// iceberg-go filters the records through substrait expressions:
-		// their function catalogue is loaded now (once), not by every
-		// conversion that only appends.
-		if err := lazysubstrait.Ensure(); err != nil {
-			return nil, err
 		}
 		_, it, err := tbl.Scan(table.WithRowFilter(filter)).ToArrowRecords(ctx)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -114,23 +115,10 @@ func TestCoalescedBatches(t *testing.T) {
 	// The routed memory bound shrinks a writer between its batches: what
 	// it holds is written first, and the writer takes batches after.
 	t.Run("shrink", func(t *testing.T) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		defer mem.AssertSize(t, 0)
-		b := arrowconv.NewBuilder(mem, s)
-		defer b.Release()
-		path := filepath.Join(t.TempDir(), "f.parquet")
-		w, err := writer.NewParquet(path, s, writer.ParquetOptions{HoldRows: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w, path, row := heldWriter(t, s)
 		var want []string
 		for i := range 30 {
-			b.AppendKind(arrowconv.Insert)
-			b.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(i))
-			b.Column(1).(*arrowconv.BytesCol).AppendString(fmt.Sprintf("n%d", i))
-			b.Column(2).AppendNull()
-			b.Column(3).AppendNull()
-			rec := b.Flush()
+			rec := row(i)
 			want = append(want, testutil.PrintedRows(rec)...)
 			if err := w.Write(context.Background(), rec); err != nil {
 				t.Fatal(err)
@@ -157,22 +145,9 @@ func TestCoalescedBatches(t *testing.T) {
 		}
 	})
 	t.Run("abort", func(t *testing.T) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		defer mem.AssertSize(t, 0)
-		b := arrowconv.NewBuilder(mem, s)
-		defer b.Release()
-		path := filepath.Join(t.TempDir(), "f.parquet")
-		w, err := writer.NewParquet(path, s, writer.ParquetOptions{HoldRows: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w, path, row := heldWriter(t, s)
 		for i := range 10 {
-			b.AppendKind(arrowconv.Insert)
-			b.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(i))
-			b.Column(1).AppendNull()
-			b.Column(2).AppendNull()
-			b.Column(3).AppendNull()
-			rec := b.Flush()
+			rec := row(i)
 			if err := w.Write(context.Background(), rec); err != nil {
 				t.Fatal(err)
 			}
@@ -185,6 +160,31 @@ func TestCoalescedBatches(t *testing.T) {
 			t.Errorf("after Abort: %v, want no file", err)
 		}
 	})
+}
+
+// heldWriter returns a writer of schema s (id, name, tags, w) that holds
+// batches of under 1000 rows, its path, and row(i), a batch of one row
+// (i, "n<i>", NULL, NULL) from a checked allocator: when t ends, every
+// batch must have been let go.
+func heldWriter(t *testing.T, s *arrowconv.Schema) (*writer.Parquet, string, func(i int) arrow.RecordBatch) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	b := arrowconv.NewBuilder(mem, s)
+	t.Cleanup(b.Release)
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	w, err := writer.NewParquet(path, s, writer.ParquetOptions{HoldRows: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, path, func(i int) arrow.RecordBatch {
+		b.AppendKind(arrowconv.Insert)
+		b.Column(0).(*arrowconv.FixedCol[int64]).Append(int64(i))
+		b.Column(1).(*arrowconv.BytesCol).AppendString(fmt.Sprintf("n%d", i))
+		b.Column(2).AppendNull()
+		b.Column(3).AppendNull()
+		return b.Flush()
+	}
 }
 
 func firstDiff(a, b []string) int {
