@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -130,5 +132,37 @@ func TestMaterializeWithTableFlag(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "out", "inv", "kv", "_current", "*.parquet")); len(m) != 1 {
 		t.Errorf("snapshot files: %v", m)
+	}
+}
+
+// TestProfiles: --cpuprofile and --memprofile each leave a pprof profile
+// (gzipped protobuf), the second with allocation samples.
+func TestProfiles(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.json")
+	os.WriteFile(in, []byte(`{"data":[{"id":"1"}],"type":"INSERT"}`+"\n"), 0o644)
+	cpu, mem := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof")
+	var stdout, stderr bytes.Buffer
+	args := []string{"convert", "--quiet", "--format", "canal-json", "--schema", "id INT", "--cpuprofile", cpu, "--memprofile", mem, "-o", filepath.Join(dir, "out"), in}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, p := range []string{cpu, mem} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: not a pprof profile: %v", p, err)
+		}
+		body, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if p == mem && !bytes.Contains(body, []byte("alloc_space")) {
+			t.Errorf("%s has no allocation samples", p)
+		}
 	}
 }

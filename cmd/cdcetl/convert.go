@@ -38,22 +38,22 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // convertOpts are the flags of 'cdcetl convert'.
 type convertOpts struct {
-	format, schema, ddl, to, out, compression string
-	options                                   multiFlag
-	workers, batchRows, maxLine, rowGroupRows int
-	chunkSize                                 int
-	quiet, mergeUpdates, envelope             bool
-	cpuProfile, deadLetter, report            string
-	onSuccess, failedDir                      string
-	force, keepGoing, dictionary, delta       bool
-	settle                                    time.Duration
-	logFormat                                 string
-	semantics, columnCase, sourceTZ           string
-	includeTable, excludeTable, ddlDir        string
-	catalog, table, tableMode, partitionBy    string
-	dedup                                     bool
-	noLineage, materialize                    bool
-	shard                                     string
+	format, schema, ddl, to, out, compression  string
+	options                                    multiFlag
+	workers, batchRows, maxLine, rowGroupRows  int
+	chunkSize                                  int
+	quiet, mergeUpdates, envelope              bool
+	cpuProfile, memProfile, deadLetter, report string
+	onSuccess, failedDir                       string
+	force, keepGoing, dictionary, delta        bool
+	settle                                     time.Duration
+	logFormat                                  string
+	semantics, columnCase, sourceTZ            string
+	includeTable, excludeTable, ddlDir         string
+	catalog, table, tableMode, partitionBy     string
+	dedup                                      bool
+	noLineage, materialize                     bool
+	shard                                      string
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
@@ -89,6 +89,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.IntVar(&o.chunkSize, "chunk-size", reader.DefaultChunkSize, "bytes per block a file is cut into for parallel decoding (a routed conversion infers an input's schemas from its first block)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no summary on stderr")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (go tool pprof)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write an allocation profile of the whole run to this file at its end (go tool pprof -sample_index=alloc_space)")
 	fs.StringVar(&o.deadLetter, "dead-letter", "", "directory for one JSONL file per input of the messages that could not be decoded and values that became NULL; turns on ignore-parse-errors (default with -o and ignore-parse-errors: DIR/_dead_letters)")
 	fs.StringVar(&o.shard, "shard", "", "i/n: convert only the inputs of shard i (0 <= i < n) of n, side by side with the other shards' processes on the same -o (default $CDCETL_SHARD; a Kubernetes Indexed Job sets it from JOB_COMPLETION_INDEX)")
 	fs.BoolVar(&o.force, "force", false, "convert every input again, whatever the journal in -o DIR says")
@@ -186,6 +187,21 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if o.memProfile != "" {
+		f, err := os.Create(o.memProfile)
+		if err != nil {
+			return usageError{err}
+		}
+		defer func() {
+			// Allocations since the start, not just the live heap: what a
+			// steady state churns is what costs collections and page faults.
+			runtime.GC()
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				fmt.Fprintf(stderr, "cdcetl: --memprofile: %v\n", err)
+			}
+			f.Close()
+		}()
 	}
 	// A progress line on a terminal, unless --quiet or stdout is data.
 	stopProgress := func() {}

@@ -41,7 +41,7 @@ Common flags:
 More flags: --shard i/n (scale out), --catalog, --table, --dedup, --no-lineage,
 --failed, --on-success, --merge-updates, --envelope, --batch-rows,
 --row-group-rows, --parquet-dictionary, --parquet-delta, --max-line-size,
---log-format, --cpuprofile, --quiet: 'cdcetl help flags'. Metadata columns
+--log-format, --cpuprofile, --memprofile, --quiet: 'cdcetl help flags'. Metadata columns
 (name TYPE METADATA FROM 'key' VIRTUAL): 'cdcetl help metadata'.
 
 Examples:
