@@ -97,6 +97,7 @@ type fileRun struct {
 	schemaInclude bool
 	tables        map[infer.Key]*tableRun
 	strict        bool
+	sampled       bool // its tables' evidence has every table's first sampleBytes (sampleNewTables)
 	verdict       chan error
 	writers       map[int]writer.Writer
 	loads         map[writer.Writer]writerLoad // the writers' last measures (boundWriters)
@@ -214,34 +215,60 @@ feeding:
 		return nil
 	}
 	// The optimistic attempt: wait for its verdict.
+	var verdict error
 	select {
-	case verdict := <-fr.verdict:
+	case verdict = <-fr.verdict:
 		if verdict == nil {
 			return nil
 		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	if errors.Is(verdict, errNewTable) && !fr.sampled {
+		// Tables in runs (a snapshot, an export sorted by table): the
+		// first chunk had only the first of them. Each table's first
+		// sampleBytes, found by routing alone, is evidence enough to try
+		// strictly once more; reading all of the input for its evidence
+		// took as long as converting it.
+		ev, err := sampleNewTables(r.cfg, fr)
+		if err == nil && ev != nil {
+			snap, changes, err := r.router.merge(r.cfg, ev, fr.file.Path)
+			if err == nil {
+				r.noteChanges(changes)
+				for k, tr := range fr.tables {
+					if snap[k] == nil {
+						snap[k] = tr // the first chunk's: its evidence did not change
+					}
+				}
+				chunks.Close()
+				return r.feed(ctx, r.again(ctx, fr, snap, true))
+			}
+		}
+		// An error here is the full reading's to report.
+	}
 	ev, err := inferFile(r.cfg, fr.file, fr.idx, fr.format, fr.schemaInclude)
 	if err != nil {
-		return r.feedFailed(r.again(ctx, fr, nil), err)
+		return r.feedFailed(r.again(ctx, fr, nil, false), err)
 	}
 	snap, changes, err := r.router.merge(r.cfg, ev, fr.file.Path)
 	if err != nil {
-		return r.feedFailed(r.again(ctx, fr, nil), err)
+		return r.feedFailed(r.again(ctx, fr, nil, false), err)
 	}
 	r.noteChanges(changes)
 	chunks.Close() // this attempt's buffers go before the next one's come
-	return r.feed(ctx, r.again(ctx, fr, snap))
+	return r.feed(ctx, r.again(ctx, fr, snap, false))
 }
 
-// again is a second attempt at fr's input, with the tables snap, and its
-// own assembler.
-func (r *run) again(ctx context.Context, fr *fileRun, snap map[infer.Key]*tableRun) *fileRun {
+// again is another attempt at fr's input, with the tables snap, and its
+// own assembler; strict makes it optimistic again (after sampleNewTables).
+func (r *run) again(ctx context.Context, fr *fileRun, snap map[infer.Key]*tableRun, strict bool) *fileRun {
 	n := &fileRun{idx: fr.idx, turn: fr.turn, file: fr.file, key: fr.key, stem: fr.stem, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{}),
 		format: fr.format, schemaInclude: fr.schemaInclude, tables: snap, stream: fr.stream}
 	if snap == nil {
 		n.tables = fr.tables // the input fails as it is; this attempt reports it
+	}
+	if strict {
+		n.strict, n.sampled, n.verdict = true, true, make(chan error, 1)
 	}
 	r.g.Go(func() error { return r.assemble(ctx, n) })
 	return n
@@ -303,8 +330,9 @@ func (r *run) prepare(fr *fileRun, ahead []reader.Chunk, more bool) error {
 }
 
 // sampleBytes is how much of an input's first chunk its optimistic
-// schemas are inferred from.
-const sampleBytes = 1 << 20
+// schemas are inferred from, and of each table's messages when the first
+// chunk lacked tables (a variable for the tests).
+var sampleBytes = 1 << 20
 
 // noteChanges records schema changes for the report.
 func (r *run) noteChanges(changes []infer.Change) {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -332,8 +333,71 @@ func addsColumns(cur, next []byte) bool {
 
 // inferFile reads a whole input for its evidence.
 func inferFile(cfg *Config, f reader.File, idx int, format *decode.Format, schemaInclude bool) (*infer.FileEvidence, error) {
+	fullReadings.Add(1)
 	ev, _, err := gatherEvidence(cfg, f, idx, format, schemaInclude, nil)
 	return ev, err
+}
+
+// fullReadings counts inputs read in full for their evidence (for the
+// tests: tables in runs must not need it).
+var fullReadings atomic.Int64
+
+// sampleNewTables reads fr's input in order, routing each message
+// without decoding it, for the evidence of the tables fr's attempt did
+// not have: the first sampleBytes of each one's messages, as the first
+// chunk gave the others theirs. It returns nil when there is none (then
+// only the full reading can tell why the attempt stopped).
+func sampleNewTables(cfg *Config, fr *fileRun) (*infer.FileEvidence, error) {
+	chunks, err := reader.OpenFileChunks(fr.file, fr.file.Path, cfg.ChunkSize, cfg.MaxLine)
+	if err != nil {
+		return nil, err
+	}
+	defer chunks.Close()
+	ev := infer.NewFileEvidence(fr.format.Name, fr.idx, infer.Options{SchemaInclude: fr.schemaInclude})
+	taken := map[infer.Key]int{} // bytes observed, by new table
+	var last struct {
+		ns, tbl []byte
+		esc     bool
+		k       infer.Key
+		keep    bool
+	}
+	seen, observed := false, false
+	for {
+		ch, ok := chunks.Next()
+		if !ok {
+			break
+		}
+		ch.Lines(func(l []byte, pos reader.Pos) bool {
+			ns, tbl, esc, named := decode.RouteRaw(fr.format, fr.schemaInclude, l)
+			if !named || len(ns) == 0 && len(tbl) == 0 {
+				return true // no table's message (heartbeats, markers)
+			}
+			// Runs of one table: the key is made once per run.
+			if !seen || esc != last.esc || !bytes.Equal(ns, last.ns) || !bytes.Equal(tbl, last.tbl) {
+				last.ns, last.tbl, last.esc = append(last.ns[:0], ns...), append(last.tbl[:0], tbl...), esc
+				last.k = infer.Key{Namespace: string(ns), Name: string(tbl)}
+				if esc {
+					last.k = infer.Key{Namespace: string(unescapeJSON(ns)), Name: string(unescapeJSON(tbl))}
+				}
+				last.keep = fr.tables[last.k] == nil && tableFilter(cfg, last.k.Namespace, last.k.Name)
+				seen = true
+			}
+			if last.keep && taken[last.k] < sampleBytes {
+				taken[last.k] += len(l) + 1
+				ev.Observe(l, pos.Line)
+				observed = true
+			}
+			return true
+		})
+		chunks.Recycle(ch.Data)
+	}
+	if err := chunks.Err(); err != nil {
+		return nil, err
+	}
+	if !observed {
+		return nil, nil
+	}
+	return ev, nil
 }
 
 // gatherEvidence reads a whole input for its evidence (of the lines keep
