@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 )
 
@@ -96,5 +97,54 @@ func TestTablesInRuns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTablesInRunsSkippingErrors: tables in runs with a message that
+// cannot be decoded in a later table, errors skipped: the strict attempts
+// stop (one at the new table, one at the bad message), the full reading
+// decodes the input as asked, and the counts reconcile with one dead
+// letter and no row lost.
+func TestTablesInRunsSkippingErrors(t *testing.T) {
+	defer func(n int) { sampleBytes = n }(sampleBytes)
+	sampleBytes = 3000
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.json")
+	var b strings.Builder
+	for _, table := range []string{"a", "b", "c"} {
+		for i := range 300 {
+			if table == "c" && i == 200 {
+				fmt.Fprintf(&b, `{"database":"d","table":"c","type":"insert","ts":1,"data":{"id":%d,"v":`+"\n", i) // cut short
+				continue
+			}
+			fmt.Fprintf(&b, `{"database":"d","table":%q,"type":"insert","ts":1,"data":{"id":%d,"v":%d,"s":"t%d"}}`+"\n", table, i, i*7, i%5)
+		}
+	}
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	f, _ := decode.Lookup("maxwell-json")
+	opts, err := decode.ParseOptions(f, map[string]string{"maxwell-json.ignore-parse-errors": "true"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cfg := Config{Workers: 2, ChunkSize: 2000, OutDir: out, To: ToParquet, FormatOptions: map[string]decode.Options{"maxwell-json": opts}, DeadLetterDir: filepath.Join(dir, "dead")}
+	before := fullReadings.Load()
+	st, err := Run(context.Background(), cfg, []string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := fullReadings.Load() - before; n != 1 {
+		t.Errorf("read in full for evidence %d times, want 1", n)
+	}
+	rows := 0
+	for _, table := range []string{"a", "b", "c"} {
+		_, r, err := testutil.ReadColumns(filepath.Join(out, "d", table, "in.json.parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows += len(r)
+	}
+	if st.Lines != 900 || st.Messages+st.Dropped != 900 || int64(rows) != st.Rows[0] || rows+int(st.Dropped)+int(st.Nulled) < 900 || st.DeadLetters != st.Dropped+st.Nulled || st.DeadLetters != 1 {
+		t.Errorf("stats %+v, %d rows written: want 900 lines, one dead letter, the rest written", st, rows)
 	}
 }
