@@ -505,10 +505,7 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 		last = routeCache{named: named, ns: ns, tbl: tbl, tr: r.router.none}
 		seen = true
 		if named {
-			k := infer.Key{Namespace: string(ns), Name: string(tbl)}
-			if esc {
-				k = infer.Key{Namespace: string(unescapeJSON(ns)), Name: string(unescapeJSON(tbl))}
-			}
+			k := routeKey(ns, tbl, esc)
 			switch {
 			case !tableFilter(cfg, k.Namespace, k.Name):
 				last.tr = nil // filtered

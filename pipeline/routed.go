@@ -354,14 +354,15 @@ func sampleNewTables(cfg *Config, fr *fileRun) (*infer.FileEvidence, error) {
 	}
 	defer chunks.Close()
 	ev := infer.NewFileEvidence(fr.format.Name, fr.idx, infer.Options{SchemaInclude: fr.schemaInclude})
-	taken := map[infer.Key]int{} // bytes observed, by new table
+	taken := map[infer.Key]*int{} // bytes observed, by new table
+	// The last message's table, looked up once per run of its messages;
+	// taken is nil for a table not sampled. A message names a table by
+	// one non-empty name at least, so the empty start matches none.
 	var last struct {
 		ns, tbl []byte
 		esc     bool
-		k       infer.Key
-		keep    bool
+		taken   *int
 	}
-	seen, observed := false, false
 	for {
 		ch, ok := chunks.Next()
 		if !ok {
@@ -372,20 +373,19 @@ func sampleNewTables(cfg *Config, fr *fileRun) (*infer.FileEvidence, error) {
 			if !named || len(ns) == 0 && len(tbl) == 0 {
 				return true // no table's message (heartbeats, markers)
 			}
-			// Runs of one table: the key is made once per run.
-			if !seen || esc != last.esc || !bytes.Equal(ns, last.ns) || !bytes.Equal(tbl, last.tbl) {
+			if esc != last.esc || !bytes.Equal(ns, last.ns) || !bytes.Equal(tbl, last.tbl) {
 				last.ns, last.tbl, last.esc = append(last.ns[:0], ns...), append(last.tbl[:0], tbl...), esc
-				last.k = infer.Key{Namespace: string(ns), Name: string(tbl)}
-				if esc {
-					last.k = infer.Key{Namespace: string(unescapeJSON(ns)), Name: string(unescapeJSON(tbl))}
+				last.taken = nil
+				if k := routeKey(ns, tbl, esc); fr.tables[k] == nil && tableFilter(cfg, k.Namespace, k.Name) {
+					if taken[k] == nil {
+						taken[k] = new(int)
+					}
+					last.taken = taken[k]
 				}
-				last.keep = fr.tables[last.k] == nil && tableFilter(cfg, last.k.Namespace, last.k.Name)
-				seen = true
 			}
-			if last.keep && taken[last.k] < sampleBytes {
-				taken[last.k] += len(l) + 1
+			if last.taken != nil && *last.taken < sampleBytes {
+				*last.taken += len(l) + 1
 				ev.Observe(l, pos.Line)
-				observed = true
 			}
 			return true
 		})
@@ -394,10 +394,19 @@ func sampleNewTables(cfg *Config, fr *fileRun) (*infer.FileEvidence, error) {
 	if err := chunks.Err(); err != nil {
 		return nil, err
 	}
-	if !observed {
+	if len(taken) == 0 {
 		return nil, nil
 	}
 	return ev, nil
+}
+
+// routeKey is the table a message names by its raw (ns, tbl), escaped
+// or not.
+func routeKey(ns, tbl []byte, esc bool) infer.Key {
+	if esc {
+		ns, tbl = unescapeJSON(ns), unescapeJSON(tbl)
+	}
+	return infer.Key{Namespace: string(ns), Name: string(tbl)}
 }
 
 // gatherEvidence reads a whole input for its evidence (of the lines keep

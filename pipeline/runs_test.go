@@ -33,18 +33,12 @@ func TestTablesInRuns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			in := filepath.Join(dir, "in.json")
-			var b strings.Builder
-			for _, table := range []string{"a", "b", "c"} {
-				for i := range 300 {
-					v := fmt.Sprint(i * 7)
-					if tc.surprise && table == "b" && i == 250 {
-						v = `"x7"`
-					}
-					fmt.Fprintf(&b, `{"database":"d","table":%q,"type":"insert","ts":1,"data":{"id":%d,"v":%s,"s":"t%d"}}`+"\n", table, i, v, i%5)
+			in := writeRuns(t, dir, func(table string, i int) string {
+				if tc.surprise && table == "b" && i == 250 {
+					return `"x7"`
 				}
-			}
-			os.WriteFile(in, []byte(b.String()), 0o644)
+				return ""
+			})
 			convert := func(out string, chunk int) (Stats, map[string][]string) {
 				t.Helper()
 				st, err := Run(context.Background(), Config{Workers: 2, ChunkSize: chunk, OutDir: out, To: ToParquet}, []string{in})
@@ -109,18 +103,12 @@ func TestTablesInRunsSkippingErrors(t *testing.T) {
 	defer func(n int) { sampleBytes = n }(sampleBytes)
 	sampleBytes = 3000
 	dir := t.TempDir()
-	in := filepath.Join(dir, "in.json")
-	var b strings.Builder
-	for _, table := range []string{"a", "b", "c"} {
-		for i := range 300 {
-			if table == "c" && i == 200 {
-				fmt.Fprintf(&b, `{"database":"d","table":"c","type":"insert","ts":1,"data":{"id":%d,"v":`+"\n", i) // cut short
-				continue
-			}
-			fmt.Fprintf(&b, `{"database":"d","table":%q,"type":"insert","ts":1,"data":{"id":%d,"v":%d,"s":"t%d"}}`+"\n", table, i, i*7, i%5)
+	in := writeRuns(t, dir, func(table string, i int) string {
+		if table == "c" && i == 200 {
+			return cutShort
 		}
-	}
-	os.WriteFile(in, []byte(b.String()), 0o644)
+		return ""
+	})
 	f, _ := decode.Lookup("maxwell-json")
 	opts, err := decode.ParseOptions(f, map[string]string{"maxwell-json.ignore-parse-errors": "true"}, false)
 	if err != nil {
@@ -147,4 +135,33 @@ func TestTablesInRunsSkippingErrors(t *testing.T) {
 	if st.Lines != 900 || st.Messages+st.Dropped != 900 || int64(rows) != st.Rows[0] || rows+int(st.Dropped)+int(st.Nulled) < 900 || st.DeadLetters != st.Dropped+st.Nulled || st.DeadLetters != 1 {
 		t.Errorf("stats %+v, %d rows written: want 900 lines, one dead letter, the rest written", st, rows)
 	}
+}
+
+// cutShort, as writeRuns' v, ends the message after "v":.
+const cutShort = "\x00cut"
+
+// writeRuns writes dir/in.json: 300 Maxwell inserts of each of the
+// tables d.a, d.b and d.c in turn, (id, v, s) with v = 7*id unless
+// v(table, id) gives its JSON.
+func writeRuns(t *testing.T, dir string, v func(table string, i int) string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, table := range []string{"a", "b", "c"} {
+		for i := range 300 {
+			val := v(table, i)
+			if val == cutShort {
+				fmt.Fprintf(&b, `{"database":"d","table":%q,"type":"insert","ts":1,"data":{"id":%d,"v":`+"\n", table, i)
+				continue
+			}
+			if val == "" {
+				val = fmt.Sprint(i * 7)
+			}
+			fmt.Fprintf(&b, `{"database":"d","table":%q,"type":"insert","ts":1,"data":{"id":%d,"v":%s,"s":"t%d"}}`+"\n", table, i, val, i%5)
+		}
+	}
+	in := filepath.Join(dir, "in.json")
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
