@@ -214,6 +214,9 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 		}
 		return func(v []byte, t jsonparser.ValueType) error {
 			v, t = cx.unwrapMongo(v, t)
+			if t == jsonparser.Boolean {
+				v, t = boolNumber(v) // 1 or 0, as in the integers
+			}
 			if t != jsonparser.Number && t != jsonparser.String {
 				return cx.fail(v, name, "")
 			}
@@ -246,6 +249,9 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 		prec, scale := typ.Precision, typ.Scale
 		return func(v []byte, t jsonparser.ValueType) error {
 			v, t = cx.unwrapMongo(v, t)
+			if t == jsonparser.Boolean {
+				v, t = boolNumber(v) // 1 or 0, as in the integers
+			}
 			n, err := cx.producerDecimal(v, t, enc, prec, scale, name)
 			if err != nil {
 				return err
@@ -431,6 +437,17 @@ func intAppender(col arrowconv.Column) func(int64) {
 	c := col.(*arrowconv.FixedCol[int64])
 	return func(n int64) { c.Append(n) }
 }
+
+// boolNumber is a JSON boolean as the number MySQL stores for it (1 or
+// 0): inference joins booleans with numbers into the numbers' type.
+func boolNumber(v []byte) ([]byte, jsonparser.ValueType) {
+	if v[0] == 't' {
+		return numberOne, jsonparser.Number
+	}
+	return numberZero, jsonparser.Number
+}
+
+var numberOne, numberZero = []byte("1"), []byte("0")
 
 // producerDecimal reads a DECIMAL(prec, scale) value as the producer wrote
 // it: a JSON number or decimal text, Debezium's base64 two's-complement

@@ -227,3 +227,31 @@ func TestProducerDoubleShortcut(t *testing.T) {
 		}
 	})
 }
+
+// TestProducerBooleansAsNumbers: under producer semantics a JSON boolean
+// in a numeric column is 1 or 0 (MySQL's booleans are TINYINT(1)), in
+// DECIMAL and DOUBLE as in the integers: inference joins booleans with
+// any number into that number's type, so a column of both must decode.
+func TestProducerBooleansAsNumbers(t *testing.T) {
+	d, b := producerDecoder(t, "maxwell-json", "i INT, n DECIMAL(38, 2), f DOUBLE", nil)
+	defer b.Release()
+	for _, msg := range []string{
+		`{"database":"d","table":"t","type":"insert","data":{"i":true,"n":true,"f":true}}`,
+		`{"database":"d","table":"t","type":"insert","data":{"i":false,"n":false,"f":false}}`,
+		`{"database":"d","table":"t","type":"insert","data":{"i":7,"n":2.25,"f":1.5}}`,
+	} {
+		if _, err := d.Decode([]byte(msg)); err != nil {
+			t.Fatalf("%s: %v", msg, err)
+		}
+	}
+	rec := b.Flush()
+	defer rec.Release()
+	var got []string
+	for r := 0; r < int(rec.NumRows()); r++ {
+		got = append(got, fmt.Sprintf("%v %v %v", rec.Column(1).ValueStr(r), rec.Column(2).ValueStr(r), rec.Column(3).ValueStr(r)))
+	}
+	want := []string{"1 1 1", "0 0 0", "7 2.25 1.5"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+}
