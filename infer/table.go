@@ -9,6 +9,7 @@ package infer
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -248,6 +249,15 @@ func (ts *Tables) Put(t *Table) {
 		ts.order = append(ts.order, t.Key)
 	}
 	ts.byKey[t.Key] = t
+}
+
+// Clone copies the tables, each table whole: a state to go back to.
+func (ts *Tables) Clone() *Tables {
+	n := &Tables{Format: ts.Format, byKey: make(map[Key]*Table, len(ts.byKey)), order: slices.Clone(ts.order)}
+	for k, t := range ts.byKey {
+		n.byKey[k] = t.Clone()
+	}
+	return n
 }
 
 // All returns the tables in the order first seen.

@@ -99,10 +99,15 @@ type fileRun struct {
 	strict        bool
 	sampled       bool // its tables' evidence has every table's first sampleBytes (sampleNewTables)
 	verdict       chan error
-	writers       map[int]writer.Writer
-	loads         map[writer.Writer]writerLoad // the writers' last measures (boundWriters)
-	touched       []*tableRun
-	tableStats    map[int]*TableStats
+	// undo is the router as it was before the optimistic attempt's
+	// merges, pending the changes they made: reported when the attempt
+	// stands, undone when it stops.
+	undo       *routerState
+	pending    []infer.Change
+	writers    map[int]writer.Writer
+	loads      map[writer.Writer]writerLoad // the writers' last measures (boundWriters)
+	touched    []*tableRun
+	tableStats map[int]*TableStats
 	// lakeOuts are the input's Iceberg data files, by table (0: the one
 	// table of a conversion with a schema).
 	lakeOuts map[int]*lakeOut
@@ -219,6 +224,7 @@ feeding:
 	select {
 	case verdict = <-fr.verdict:
 		if verdict == nil {
+			r.noteChanges(fr.pending)
 			return nil
 		}
 	case <-ctx.Done():
@@ -234,18 +240,21 @@ feeding:
 		if err == nil && ev != nil {
 			snap, changes, err := r.router.merge(r.cfg, ev, fr.file.Path)
 			if err == nil {
-				r.noteChanges(changes)
 				for k, tr := range fr.tables {
 					if snap[k] == nil {
 						snap[k] = tr // the first chunk's: its evidence did not change
 					}
 				}
 				chunks.Close()
-				return r.feed(ctx, r.again(ctx, fr, snap, true))
+				n := r.again(ctx, fr, snap, true)
+				n.undo, n.pending = fr.undo, append(fr.pending, changes...)
+				return r.feed(ctx, n)
 			}
 		}
 		// An error here is the full reading's to report.
 	}
+	// The samples' evidence is undone: the full reading's is all of it.
+	r.router.restore(fr.undo)
 	ev, err := inferFile(r.cfg, fr.file, fr.idx, fr.format, fr.schemaInclude)
 	if err != nil {
 		return r.feedFailed(r.again(ctx, fr, nil, false), err)
@@ -317,14 +326,20 @@ func (r *run) prepare(fr *fileRun, ahead []reader.Chunk, more bool) error {
 			return !more || seen < sampleBytes
 		})
 	}
+	var undo *routerState
+	if more {
+		undo = r.router.save()
+	}
 	snap, changes, err := r.router.merge(cfg, ev, fr.file.Path)
 	if err != nil {
 		return err
 	}
-	r.noteChanges(changes) // the tables changed, whether or not the attempt stands
 	fr.tables, fr.strict = snap, more
 	if more {
 		fr.verdict = make(chan error, 1)
+		fr.undo, fr.pending = undo, changes
+	} else {
+		r.noteChanges(changes)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -250,6 +251,36 @@ func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string) (map[i
 		snap[k] = tr
 	}
 	return snap, changes, nil
+}
+
+// routerState is what merges change in a router, saved before an
+// optimistic attempt's merges so that they can be undone when it stops:
+// the full reading's evidence is then merged into the tables as they
+// were, and a value the sample did not foresee gives the table the schema
+// the whole input asks for, not a second version.
+type routerState struct {
+	tables  *infer.Tables
+	current map[infer.Key]*tableRun
+	loaded  map[infer.Key]bool
+	latest  map[string]string
+	owner   map[string]infer.Key
+}
+
+func (rt *router) save() *routerState {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return &routerState{tables: rt.tables.Clone(), current: maps.Clone(rt.current), loaded: maps.Clone(rt.loaded), latest: maps.Clone(rt.latest), owner: maps.Clone(rt.owner)}
+}
+
+// restore goes back to a saved state (nextID goes on: a snapshot's id
+// names its decoders).
+func (rt *router) restore(s *routerState) {
+	if s == nil {
+		return
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.tables, rt.current, rt.loaded, rt.latest, rt.owner = s.tables, s.current, s.loaded, s.latest, s.owner
 }
 
 // persist writes the schema files of the tables an input's outputs were
