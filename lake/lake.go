@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -56,6 +57,18 @@ type Lake struct {
 
 	mu     sync.Mutex
 	tables map[string]*Table // by identifier
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var e interface{ Code() int }
+	return errors.As(err, &e) && e.Code()&0xff == 5
+}
+
+// sqliteDSN is the SQLite catalog's connection string: WAL and a busy
+// timeout (see open).
+func sqliteDSN(path string) string {
+	return (&url.URL{Scheme: "file", Opaque: path, RawQuery: "_pragma=busy_timeout(60000)&_pragma=journal_mode(WAL)&_txlock=immediate"}).String()
 }
 
 // Open opens the catalog uri for the warehouse directory: "" or
@@ -111,13 +124,20 @@ func open(ctx context.Context, warehouse, remote string, props map[string]string
 		// Transactions take the write lock when they begin (a read that
 		// becomes a write in WAL mode fails at once instead of waiting),
 		// and one connection serializes the process's own.
-		db, err := sql.Open(sqliteshim.ShimName, (&url.URL{Scheme: "file", Opaque: path,
-			RawQuery: "_pragma=busy_timeout(60000)&_pragma=journal_mode(WAL)&_txlock=immediate"}).String())
+		db, err := sql.Open(sqliteshim.ShimName, sqliteDSN(path))
 		if err != nil {
 			return nil, fmt.Errorf("--catalog %s: %w", uri, err)
 		}
 		db.SetMaxOpenConns(1)
 		c, err := sqlcat.NewCatalog("cdcetl", db, sqlcat.SQLite, catProps())
+		// SQLite answers SQLITE_BUSY at once, without waiting out the
+		// busy timeout, where waiting could deadlock (processes opening
+		// a new file together: one turns it to WAL while another reads
+		// it). Making the catalog's tables is idempotent: try again.
+		for wait := 10 * time.Millisecond; isBusy(err) && wait < 5*time.Second; wait *= 2 {
+			time.Sleep(wait)
+			c, err = sqlcat.NewCatalog("cdcetl", db, sqlcat.SQLite, catProps())
+		}
 		if err != nil {
 			db.Close()
 			return nil, fmt.Errorf("--catalog %s: %w", path, err)
