@@ -550,6 +550,9 @@ type rowConv struct {
 	// call per value.
 	inners []conv
 	cols   []arrowconv.Column
+	// checks refuse values the columns' inferred types did not foresee
+	// (Options.ValueChecks; nil when none).
+	checks []func([]byte, jsonparser.ValueType) bool
 	// foldErr is the error of the last scan: two keys differing only in
 	// case, or a key that is no column (rejectUnknown).
 	foldErr       error
@@ -568,6 +571,14 @@ func (cx *convCtx) newRowConv(fields []arrowconv.Field, cols []arrowconv.Column,
 			cx.curEnc = &encs[i]
 		}
 		rc.inners = append(rc.inners, cx.newInner(f.Type, cols[i]))
+		if encs != nil && cx.prod != nil {
+			if check := cx.prod.opts.ValueChecks[f.Name]; check != nil {
+				if rc.checks == nil {
+					rc.checks = make([]func([]byte, jsonparser.ValueType) bool, len(fields))
+				}
+				rc.checks[i] = check
+			}
+		}
 		rc.cols = append(rc.cols, cols[i])
 	}
 	cx.curEnc = nil
@@ -578,6 +589,12 @@ func (cx *convCtx) newRowConv(fields []arrowconv.Field, cols []arrowconv.Column,
 		}
 	}
 	return rc
+}
+
+// unforeseen is the error of a value its column's check refuses
+// (Options.ValueChecks).
+func (rc *rowConv) unforeseen(i int, v []byte) error {
+	return rc.cx.fail(v, rc.fields[i].Type.String(), "a value the inferred schema's sample did not foresee")
 }
 
 // scan fills slots (one per field) from the members of obj.
@@ -667,6 +684,9 @@ func (rc *rowConv) convert(slots []slot) error {
 			case s.t == jsonparser.NotExist || s.t == jsonparser.Null:
 				rc.cols[i].AppendNull()
 			default:
+				if rc.checks != nil && rc.checks[i] != nil && !rc.checks[i](s.v, s.t) {
+					return withPath(rc.unforeseen(i, s.v), rc.fields[i].Name)
+				}
 				if err := rc.inners[i](s.v, s.t); err != nil {
 					if err = rc.cx.nullOrErr(rc.cols[i], err); err != nil {
 						return withPath(err, rc.fields[i].Name)
@@ -708,6 +728,9 @@ func (rc *rowConv) conv(i int, v []byte, t jsonparser.ValueType) error {
 	if t == jsonparser.NotExist || t == jsonparser.Null {
 		rc.cols[i].AppendNull()
 		return nil
+	}
+	if rc.checks != nil && rc.checks[i] != nil && !rc.checks[i](v, t) {
+		return rc.unforeseen(i, v)
 	}
 	if err := rc.inners[i](v, t); err != nil {
 		return rc.cx.nullOrErr(rc.cols[i], err)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/buger/jsonparser"
 )
 
 // Options are one format's Flink options. The zero value is Flink's
@@ -52,6 +54,13 @@ type Options struct {
 	// (ErrUnknownKey) instead of ignored: how a decoder with an inferred
 	// schema learns that the schema missed a column.
 	RejectUnknownKeys bool
+	// ValueChecks, under producer semantics, make a value of a top-level
+	// column (by name) that its check refuses an error: how a decoder with
+	// an inferred schema learns that a value would have given the column
+	// another type, though it converts (integer text into INT, a third
+	// decimal place into DECIMAL(38, 2), anything into a column seen only
+	// NULL).
+	ValueChecks map[string]func(v []byte, t jsonparser.ValueType) bool
 	// RouteKeys makes the decoder keep each message's source table for
 	// Decoder.Routed (a routed conversion checks its guess with it).
 	RouteKeys bool

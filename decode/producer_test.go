@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/buger/jsonparser"
 	"pgregory.net/rapid"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -253,5 +254,46 @@ func TestProducerBooleansAsNumbers(t *testing.T) {
 	want := []string{"1 1 1", "0 0 0", "7 2.25 1.5"}
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("rows %q, want %q", got, want)
+	}
+}
+
+// TestValueChecks: a value its column's check refuses is an error naming
+// the column and the value, on the common path and on the one of plain
+// json's fail-on-missing-field; other values and other columns convert.
+func TestValueChecks(t *testing.T) {
+	checks := map[string]func([]byte, jsonparser.ValueType) bool{
+		"n": func(v []byte, t jsonparser.ValueType) bool { return t == jsonparser.Number },
+	}
+	for _, tc := range []struct{ format, kv, msg string }{
+		{"maxwell-json", "", `{"database":"d","table":"t","type":"insert","data":{"id":1,"n":%s}}`},
+		{"json", "json.fail-on-missing-field", `{"id":1,"n":%s}`},
+	} {
+		kv := map[string]string{}
+		if tc.kv != "" {
+			kv[tc.kv] = "true"
+		}
+		f, _ := Lookup(tc.format)
+		s, err := arrowconv.ParseColumns("id INT, n DECIMAL(10, 2)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := ParseOptions(f, kv, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Producer, o.ValueChecks = true, checks
+		b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+		d, err := New(f, s, o, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Decode([]byte(fmt.Sprintf(tc.msg, "1.5"))); err != nil {
+			t.Errorf("%s: 1.5: %v", tc.format, err)
+		}
+		_, err = d.Decode([]byte(fmt.Sprintf(tc.msg, `"1.5"`)))
+		if err == nil || !strings.Contains(err.Error(), `"1.5"`) || !strings.Contains(err.Error(), "n") || !strings.Contains(err.Error(), "did not foresee") {
+			t.Errorf("%s: text 1.5: %v, want the check's error", tc.format, err)
+		}
+		b.Release()
 	}
 }

@@ -1,8 +1,11 @@
 package infer
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
@@ -100,4 +103,79 @@ func TestDriftAndVersions(t *testing.T) {
 	if _, err := arrowconv.ParseDDL(ddl); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestClassifyNumberOnePass: the one-pass classifyNumber gives what the
+// plain reading of its rule gives (exponent: DOUBLE; else the digits
+// before the point, leading zeros and one sign left out, and after it).
+func TestClassifyNumberOnePass(t *testing.T) {
+	ref := func(v []byte) valueType {
+		if bytes.ContainsAny(v, "eE") {
+			return valueType{k: kDouble}
+		}
+		digits := v
+		if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
+			digits = digits[1:]
+		}
+		intPart, frac := digits, []byte(nil)
+		if i := bytes.IndexByte(digits, '.'); i >= 0 {
+			intPart, frac = digits[:i], digits[i+1:]
+		}
+		intPart = bytes.TrimLeft(intPart, "0")
+		return classifyDigits(v, intPart, frac)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		v := []byte(rapid.StringMatching(`[-+]?[0-9]{0,40}(\.[0-9]{0,40})?([eE][-+]?[0-9]{1,3})?`).Draw(t, "v"))
+		if got, want := classifyNumber(v), ref(v); got != want {
+			t.Fatalf("classifyNumber(%q) = %+v, want %+v", v, got, want)
+		}
+	})
+}
+
+// TestFormMatch: the eight-bytes-at-a-time form matches exactly as a byte
+// by byte reading of the form would.
+func TestFormMatch(t *testing.T) {
+	ref := func(v []byte, f string) bool {
+		if len(v) != len(f) {
+			return false
+		}
+		for i, c := range v {
+			switch {
+			case f[i] == 'd':
+				if c < '0' || c > '9' {
+					return false
+				}
+			case f[i] == ' ' && i == 10:
+				if c != ' ' && c != 'T' && c != ':' {
+					return false
+				}
+			case c != f[i]:
+				return false
+			}
+		}
+		return true
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		f := rapid.SampledFrom([]string{"dddd-dd-dd", "dddd-dd-dd dd:dd:dd", "dddd-dd-dd dd:dd:dd.ddd", "dddd-dd-dd dd:dd:dd.dddddd", "dddd-dd-dd dd:dd:dd.d"}).Draw(t, "form")
+		// Mostly the form's own shape, with a byte or two anything.
+		v := []byte(f)
+		for i := range v {
+			if v[i] == 'd' {
+				v[i] = byte('0' + rapid.IntRange(0, 9).Draw(t, "digit"))
+			}
+		}
+		if len(v) > 10 && rapid.Bool().Draw(t, "T") {
+			v[10] = 'T'
+		}
+		for range rapid.IntRange(0, 2).Draw(t, "changes") {
+			v[rapid.IntRange(0, len(v)-1).Draw(t, "at")] = rapid.Byte().Draw(t, "b")
+		}
+		if rapid.IntRange(0, 9).Draw(t, "cut") == 0 {
+			v = v[:rapid.IntRange(0, len(v)).Draw(t, "len")]
+		}
+		fm := newForm(f)
+		if got, want := fm.match(v), ref(v, f); got != want {
+			t.Fatalf("form %q, %q: match %v, want %v", f, v, got, want)
+		}
+	})
 }

@@ -8,10 +8,13 @@
 package infer
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
@@ -103,6 +106,164 @@ func (t *Table) Schema() *arrowconv.Schema {
 		s.Columns = append(s.Columns, arrowconv.Field{Name: c.Name, Type: c.Type, Comment: c.Evidence})
 	}
 	return s
+}
+
+// ValueChecks returns, by column, a check that a value leaves the
+// column's inferred type and evidence as they are (nil: no column whose
+// values could change them). A decoder given an inferred schema converts
+// values the evidence would type otherwise (integer text into INT, a third
+// decimal place into DECIMAL(38, 2), anything into a column seen only
+// NULL); with the checks, its strict attempt stops at them instead.
+func (t *Table) ValueChecks() map[string]func(v []byte, t jsonparser.ValueType) bool {
+	var checks map[string]func([]byte, jsonparser.ValueType) bool
+	for _, c := range t.Columns {
+		if c.typed || c.vals.k == kString {
+			continue // a producer's type stands; text takes any value
+		}
+		vt := c.vals
+		typ, ev := vt.typ(), vt.describe()
+		general := func(v []byte, jt jsonparser.ValueType) bool {
+			n := vt
+			n.join(classifyValue(v, jt))
+			if n == vt {
+				return true
+			}
+			nt := n.typ()
+			return nt.Kind == typ.Kind && nt.Precision == typ.Precision && nt.Scale == typ.Scale && n.describe() == ev
+		}
+		if checks == nil {
+			checks = map[string]func([]byte, jsonparser.ValueType) bool{}
+		}
+		checks[c.Name] = general
+		// The common values of each kind, without classifying them (a
+		// strict attempt checks every value it decodes): what they are
+		// joins into vt without changing it.
+		switch vt.k {
+		case kBool:
+			checks[c.Name] = func(v []byte, jt jsonparser.ValueType) bool {
+				return jt == jsonparser.Boolean || general(v, jt)
+			}
+		case kInt:
+			most := 9 // characters: digits of an INT's evidence, sign included
+			if vt.bits == 64 {
+				most = 18
+			}
+			// A number literal the column's converter takes is an
+			// integer: one short enough has an INT's (or BIGINT's) digits.
+			checks[c.Name] = func(v []byte, jt jsonparser.ValueType) bool {
+				return jt == jsonparser.Number && len(v) <= most || jt == jsonparser.Boolean || general(v, jt)
+			}
+		case kDecimal:
+			checks[c.Name] = func(v []byte, jt jsonparser.ValueType) bool {
+				if jt == jsonparser.Number {
+					if w, s, ok := decimalDigits(v); ok && w <= vt.wide && s <= vt.scale && s > 0 {
+						return true
+					}
+				}
+				return jt == jsonparser.Boolean || general(v, jt)
+			}
+		case kDouble:
+			checks[c.Name] = func(v []byte, jt jsonparser.ValueType) bool {
+				return jt == jsonparser.Number || jt == jsonparser.Boolean || general(v, jt)
+			}
+		case kDate, kTimestamp:
+			// The full form of the column's precision: yyyy-MM-dd, then
+			// HH:mm:ss and the fraction's digits.
+			form := "dddd-dd-dd"
+			if vt.k == kTimestamp {
+				form += " dd:dd:dd"
+				if vt.scale > 0 {
+					form += "." + strings.Repeat("d", vt.scale)
+				}
+			}
+			f := newForm(form)
+			checks[c.Name] = func(v []byte, jt jsonparser.ValueType) bool {
+				return jt == jsonparser.String && f.match(v) || general(v, jt)
+			}
+		}
+	}
+	return checks
+}
+
+// form is a fixed text form, matched eight bytes at a time: 'd' a
+// digit, ' ' at index 10 a space, 'T' or ':' (the date-time separators
+// temporalShape takes), anything else itself. Forms are 8 bytes or more.
+type form struct {
+	n      int
+	sep    bool // index 10 is the date-time separator
+	blocks []formBlock
+}
+
+// formBlock is one eight-byte window of a form: its digits' bytes and the
+// literal bytes it must hold.
+type formBlock struct {
+	off                   int
+	digits, litMask, lits uint64
+}
+
+func newForm(f string) form {
+	fm := form{n: len(f), sep: len(f) > 10 && f[10] == ' '}
+	for off := 0; off < len(f); off += 8 {
+		off = min(off, len(f)-8) // the last window ends with the form
+		var b formBlock
+		b.off = off
+		for j := range 8 {
+			i, sh := off+j, uint(8*j)
+			switch {
+			case f[i] == 'd':
+				b.digits |= 0xff << sh
+			case fm.sep && i == 10:
+			default:
+				b.litMask |= 0xff << sh
+				b.lits |= uint64(f[i]) << sh
+			}
+		}
+		fm.blocks = append(fm.blocks, b)
+	}
+	return fm
+}
+
+// match reports whether v has the form.
+func (fm *form) match(v []byte) bool {
+	if len(v) != fm.n {
+		return false
+	}
+	for _, b := range fm.blocks {
+		w := binary.LittleEndian.Uint64(v[b.off:])
+		if w&b.litMask != b.lits {
+			return false
+		}
+		// A digit byte minus '0' is below 10: adding 0x76 to its low
+		// seven bits leaves the high bit clear (no carry crosses a byte).
+		x := w ^ 0x3030303030303030
+		if (((x&0x7f7f7f7f7f7f7f7f)+0x7676767676767676)|x)&0x8080808080808080&b.digits != 0 {
+			return false
+		}
+	}
+	return !fm.sep || v[10] == ' ' || v[10] == 'T' || v[10] == ':'
+}
+
+// decimalDigits counts a plain decimal literal's digits before the point
+// (leading zeros left out) and after it; ok is false for anything else
+// (an exponent, no point).
+func decimalDigits(v []byte) (wide, scale int, ok bool) {
+	i := 0
+	if i < len(v) && v[i] == '-' {
+		i++
+	}
+	for i < len(v) && v[i] == '0' {
+		i++
+	}
+	for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+		wide++
+	}
+	if i == len(v) || v[i] != '.' {
+		return 0, 0, false
+	}
+	for i++; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+		scale++
+	}
+	return wide, scale, i == len(v)
 }
 
 // Clone copies the table (a snapshot a conversion uses while the table

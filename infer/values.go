@@ -57,18 +57,35 @@ func classify(v []byte, t jsonparser.ValueType) valueType {
 }
 
 func classifyNumber(v []byte) valueType {
-	if bytes.ContainsAny(v, "eE") {
-		return valueType{k: kDouble}
+	// One pass for the exponent and the point: strict attempts classify
+	// every value they decode (Table.ValueChecks).
+	dot := -1
+	for i, c := range v {
+		switch c {
+		case 'e', 'E':
+			return valueType{k: kDouble}
+		case '.':
+			if dot < 0 {
+				dot = i
+			}
+		}
 	}
-	digits := v
-	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
-		digits = digits[1:]
+	intPart, frac := v, []byte(nil)
+	if dot >= 0 {
+		intPart, frac = v[:dot], v[dot+1:]
 	}
-	intPart, frac := digits, []byte(nil)
-	if i := bytes.IndexByte(digits, '.'); i >= 0 {
-		intPart, frac = digits[:i], digits[i+1:]
+	if len(intPart) > 0 && (intPart[0] == '-' || intPart[0] == '+') {
+		intPart = intPart[1:]
 	}
-	intPart = bytes.TrimLeft(intPart, "0")
+	for len(intPart) > 0 && intPart[0] == '0' {
+		intPart = intPart[1:]
+	}
+	return classifyDigits(v, intPart, frac)
+}
+
+// classifyDigits types number literal v by its digits before the point
+// (leading zeros left out) and after it.
+func classifyDigits(v, intPart, frac []byte) valueType {
 	if len(frac) == 0 {
 		switch {
 		case len(intPart) <= 9:

@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
@@ -56,9 +57,12 @@ type tableRun struct {
 	// run's; inferred tables always decode under producer semantics (their
 	// types are the producer's).
 	semantics string
-	pinned    bool   // from --ddl-dir: never inferred, never changed
-	prefix    string // print: "<namespace>.<table> "
-	ddl       string
+	pinned    bool // from --ddl-dir: never inferred, never changed
+	// checks are the inferred columns' value checks, for the strict
+	// attempt (decode.Options.ValueChecks).
+	checks map[string]func([]byte, jsonparser.ValueType) bool
+	prefix string // print: "<namespace>.<table> "
+	ddl    string
 }
 
 // router holds the run's source tables.
@@ -245,7 +249,7 @@ func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string) (map[i
 			return nil, nil, fmt.Errorf("tables %s and %s both map to directory %s", o, k, dir)
 		}
 		rt.owner[dir] = k
-		tr := &tableRun{id: rt.nextID, key: k, schema: t.DecodeSchema(), dir: dir, prefix: k.String() + " ", ddl: ddl}
+		tr := &tableRun{id: rt.nextID, key: k, schema: t.DecodeSchema(), checks: t.ValueChecks(), dir: dir, prefix: k.String() + " ", ddl: ddl}
 		rt.current[k] = tr
 		rt.latest[dir] = ddl
 		snap[k] = tr
@@ -648,6 +652,9 @@ func (rd *routedDecoders) get(cfg *Config, tr *tableRun, format *decode.Format, 
 	if strict {
 		opts.IgnoreParseErrors = false
 		opts.RejectUnknownKeys = !tr.pinned && tr.id >= 0
+		if opts.RejectUnknownKeys {
+			opts.ValueChecks = tr.checks
+		}
 	}
 	b := arrowconv.NewBuilder(cfg.Mem, tr.schema)
 	dec, err := decode.New(format, tr.schema, opts, b)

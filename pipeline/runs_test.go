@@ -228,10 +228,16 @@ func TestOptimisticAttemptChanges(t *testing.T) {
 // versions and rows of the same input converted as one chunk, whatever
 // order its tables and value kinds come in.
 func FuzzOptimisticConversion(f *testing.F) {
-	f.Add([]byte("\x00\x00\x00\x01\x01\x01\x02\x02\x02\x09\x0c\x0f"))
-	f.Add([]byte("\x00\x03\x06\x09\x0c\x0f\x12\x01\x04\x07\x0a\x0d\x10\x13"))
-	f.Add(bytes.Repeat([]byte{0, 3, 1, 4, 2, 5}, 20))
-	f.Add(append(bytes.Repeat([]byte{0}, 60), 9)) // table a: integers, then text past the sample
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26})
+	f.Add(bytes.Repeat([]byte{0, 13, 26, 2, 15, 28, 8, 21, 34}, 20))
+	f.Add([]byte{2, 5, 2})                          // booleans and decimals: one DECIMAL column
+	f.Add(append(bytes.Repeat([]byte{0}, 60), 3))   // table a: integers, then text past the sample
+	f.Add(append(bytes.Repeat([]byte{17}, 60), 15)) // table b: nulls, then decimals
+	f.Add(append(bytes.Repeat([]byte{2}, 60), 8))   // decimals of two places, then one of one
+	f.Add(append(bytes.Repeat([]byte{8}, 60), 2))   // one place, then two: no rounding to the sample's scale
+	f.Add(append(bytes.Repeat([]byte{0}, 60), 7))   // integers, then integer text
+	f.Add(append(bytes.Repeat([]byte{0}, 60), 9))   // nine digits, then ten
+	f.Add(append(bytes.Repeat([]byte{11}, 60), 12)) // TIMESTAMP(3) text, then six digits
 	f.Fuzz(optimisticCase)
 }
 
@@ -245,9 +251,9 @@ func optimisticCase(t *testing.T, data []byte) {
 	dir := t.TempDir()
 	var b strings.Builder
 	for i, c := range data {
-		table := string("abc"[c%3])
+		table := string("abc"[c/13%3])
 		var v string
-		switch c / 3 % 7 {
+		switch c % 13 {
 		case 0:
 			v = fmt.Sprint(i)
 		case 1:
@@ -262,6 +268,18 @@ func optimisticCase(t *testing.T, data []byte) {
 			v = "true"
 		case 6:
 			v = fmt.Sprint(i) + `,"w":"x"`
+		case 7:
+			v = fmt.Sprintf(`"%d"`, i) // integer text
+		case 8:
+			v = fmt.Sprintf("%d.5", i) // one decimal place
+		case 9:
+			v = fmt.Sprint(1_000_000_000 + i) // ten digits: past INT's evidence
+		case 10:
+			v = fmt.Sprintf(`"2020-01-%02d"`, 1+i%28)
+		case 11:
+			v = fmt.Sprintf(`"2020-01-01 10:00:%02d.125"`, i%60)
+		case 12:
+			v = fmt.Sprintf(`"2020-01-01 10:00:%02d.123456"`, i%60)
 		}
 		fmt.Fprintf(&b, `{"database":"d","table":%q,"type":"insert","ts":1,"data":{"id":%d,"v":%s}}`+"\n", table, i, v)
 	}
