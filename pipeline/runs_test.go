@@ -222,11 +222,12 @@ func TestOptimisticAttemptChanges(t *testing.T) {
 	}
 }
 
-// FuzzOptimisticConversion: an input converted in small chunks (the
+// FuzzOptimisticConversion: inputs converted in small chunks (the
 // optimistic attempt from a small sample, the sampling of tables in runs,
-// the full reading when a value surprises it) gives the tables, schemas,
-// versions and rows of the same input converted as one chunk, whatever
-// order its tables and value kinds come in.
+// the full reading when a value surprises it) give the tables, schemas,
+// versions and rows of the same inputs converted each as one chunk,
+// whatever order their tables and value kinds come in (0xff starts the
+// next input).
 func FuzzOptimisticConversion(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26})
 	f.Add(bytes.Repeat([]byte{0, 13, 26, 2, 15, 28, 8, 21, 34}, 20))
@@ -238,6 +239,7 @@ func FuzzOptimisticConversion(f *testing.F) {
 	f.Add(append(bytes.Repeat([]byte{0}, 60), 7))   // integers, then integer text
 	f.Add(append(bytes.Repeat([]byte{0}, 60), 9))   // nine digits, then ten
 	f.Add(append(bytes.Repeat([]byte{11}, 60), 12)) // TIMESTAMP(3) text, then six digits
+	f.Add(append(append(bytes.Repeat([]byte{0}, 60), 0xff), bytes.Repeat([]byte{3, 0}, 40)...)) // integers, then an input with text: version 2
 	f.Fuzz(optimisticCase)
 }
 
@@ -250,7 +252,22 @@ func optimisticCase(t *testing.T, data []byte) {
 	sampleBytes = 250
 	dir := t.TempDir()
 	var b strings.Builder
+	var inputs []string
+	next := func() {
+		if b.Len() > 0 {
+			p := filepath.Join(dir, fmt.Sprintf("in%d.json", len(inputs)))
+			if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			inputs = append(inputs, p)
+			b.Reset()
+		}
+	}
 	for i, c := range data {
+		if c == 0xff {
+			next() // the next input: schemas go on from the last one's
+			continue
+		}
 		table := string("abc"[c/13%3])
 		var v string
 		switch c % 13 {
@@ -283,13 +300,13 @@ func optimisticCase(t *testing.T, data []byte) {
 		}
 		fmt.Fprintf(&b, `{"database":"d","table":%q,"type":"insert","ts":1,"data":{"id":%d,"v":%s}}`+"\n", table, i, v)
 	}
-	in := filepath.Join(dir, "in.json")
-	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
+	next()
+	if len(inputs) == 0 {
+		return
 	}
 	convert := func(out string, chunk int) map[string]string {
 		t.Helper()
-		if _, err := Run(context.Background(), Config{Workers: 2, ChunkSize: chunk, OutDir: out, To: ToParquet}, []string{in}); err != nil {
+		if _, err := Run(context.Background(), Config{Workers: 2, ChunkSize: chunk, OutDir: out, To: ToParquet}, inputs); err != nil {
 			t.Fatal(err)
 		}
 		files := map[string]string{}
