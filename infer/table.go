@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/buger/jsonparser"
 
@@ -114,26 +115,31 @@ func (t *Table) Schema() *arrowconv.Schema {
 // values the evidence would type otherwise (integer text into INT, a third
 // decimal place into DECIMAL(38, 2), anything into a column seen only
 // NULL); with the checks, its strict attempt stops at them instead.
-func (t *Table) ValueChecks() map[string]func(v []byte, t jsonparser.ValueType) bool {
-	var checks map[string]func([]byte, jsonparser.ValueType) bool
+func (t *Table) ValueChecks() *Checks {
+	cs := &Checks{}
 	for _, c := range t.Columns {
 		if c.typed || c.vals.k == kString {
 			continue // a producer's type stands; text takes any value
 		}
 		vt := c.vals
 		typ, ev := vt.typ(), vt.describe()
-		general := func(v []byte, jt jsonparser.ValueType) bool {
+		accept := func(v []byte, jt jsonparser.ValueType) (valueType, bool) {
 			n := vt
 			n.join(classifyValue(v, jt))
 			if n == vt {
-				return true
+				return n, true
 			}
 			nt := n.typ()
-			return nt.Kind == typ.Kind && nt.Precision == typ.Precision && nt.Scale == typ.Scale && n.describe() == ev
+			return n, nt.Kind == typ.Kind && nt.Precision == typ.Precision && nt.Scale == typ.Scale && n.describe() == ev
 		}
-		if checks == nil {
-			checks = map[string]func([]byte, jsonparser.ValueType) bool{}
+		general := func(v []byte, jt jsonparser.ValueType) bool {
+			_, ok := accept(v, jt)
+			return ok
 		}
+		if cs.ByColumn == nil {
+			cs.ByColumn = map[string]func([]byte, jsonparser.ValueType) bool{}
+		}
+		checks := cs.ByColumn
 		checks[c.Name] = general
 		// The common values of each kind, without classifying them (a
 		// strict attempt checks every value it decodes): what they are
@@ -154,13 +160,31 @@ func (t *Table) ValueChecks() map[string]func(v []byte, t jsonparser.ValueType) 
 				return jt == jsonparser.Number && len(v) <= most || jt == jsonparser.Boolean || general(v, jt)
 			}
 		case kDecimal:
+			// More integer digits than the evidence had leave the type as
+			// it is (DECIMAL(38, s) while s fits) but not the room a
+			// later scale has: the most taken is kept for Checks.Apply.
+			most := new(atomic.Int64)
+			if cs.wide == nil {
+				cs.wide = map[string]*atomic.Int64{}
+			}
+			cs.wide[c.Name] = most
 			checks[c.Name] = func(v []byte, jt jsonparser.ValueType) bool {
 				if jt == jsonparser.Number {
 					if w, s, ok := decimalDigits(v); ok && w <= vt.wide && s <= vt.scale && s > 0 {
 						return true
 					}
 				}
-				return jt == jsonparser.Boolean || general(v, jt)
+				if jt == jsonparser.Boolean {
+					return true
+				}
+				n, ok := accept(v, jt)
+				for ok {
+					cur := most.Load()
+					if int64(n.wide) <= cur || most.CompareAndSwap(cur, int64(n.wide)) {
+						break
+					}
+				}
+				return ok
 			}
 		case kDouble:
 			checks[c.Name] = func(v []byte, jt jsonparser.ValueType) bool {
@@ -182,7 +206,27 @@ func (t *Table) ValueChecks() map[string]func(v []byte, t jsonparser.ValueType) 
 			}
 		}
 	}
-	return checks
+	return cs
+}
+
+// Checks are a table snapshot's value checks (Table.ValueChecks), and
+// what the values they took added to its evidence without changing its
+// types.
+type Checks struct {
+	// ByColumn are the checks by column name (nil: none).
+	ByColumn map[string]func(v []byte, t jsonparser.ValueType) bool
+	wide     map[string]*atomic.Int64 // DECIMAL columns: the most integer digits taken
+}
+
+// Apply adds to t what the values the checks took said of its columns
+// (the integer digits of DECIMAL columns): a strict attempt that stands
+// leaves the table's evidence as the whole input would have.
+func (cs *Checks) Apply(t *Table) {
+	for name, most := range cs.wide {
+		if c := t.column(name); c != nil && !c.typed && c.vals.k == kDecimal {
+			c.vals.wide = max(c.vals.wide, int(most.Load()))
+		}
+	}
 }
 
 // form is a fixed text form, matched eight bytes at a time: 'd' a

@@ -225,6 +225,7 @@ feeding:
 	case verdict = <-fr.verdict:
 		if verdict == nil {
 			r.noteChanges(fr.pending)
+			r.router.observe(fr.tables)
 			return nil
 		}
 	case <-ctx.Done():

@@ -18,7 +18,6 @@ import (
 	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
@@ -57,12 +56,12 @@ type tableRun struct {
 	// run's; inferred tables always decode under producer semantics (their
 	// types are the producer's).
 	semantics string
-	pinned    bool // from --ddl-dir: never inferred, never changed
+	pinned    bool   // from --ddl-dir: never inferred, never changed
+	prefix    string // print: "<namespace>.<table> "
+	ddl       string
 	// checks are the inferred columns' value checks, for the strict
 	// attempt (decode.Options.ValueChecks).
-	checks map[string]func([]byte, jsonparser.ValueType) bool
-	prefix string // print: "<namespace>.<table> "
-	ddl    string
+	checks *infer.Checks
 }
 
 // router holds the run's source tables.
@@ -285,6 +284,18 @@ func (rt *router) restore(s *routerState) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.tables, rt.current, rt.loaded, rt.latest, rt.owner = s.tables, s.current, s.loaded, s.latest, s.owner
+}
+
+// observe takes into the tables what the checks of a strict attempt that
+// stood saw of their values (infer.Checks.Apply).
+func (rt *router) observe(trs map[infer.Key]*tableRun) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for k, tr := range trs {
+		if t := rt.tables.Table(k); t != nil && tr.checks != nil && !tr.pinned {
+			tr.checks.Apply(t)
+		}
+	}
 }
 
 // persist writes the schema files of the tables an input's outputs were
@@ -652,8 +663,8 @@ func (rd *routedDecoders) get(cfg *Config, tr *tableRun, format *decode.Format, 
 	if strict {
 		opts.IgnoreParseErrors = false
 		opts.RejectUnknownKeys = !tr.pinned && tr.id >= 0
-		if opts.RejectUnknownKeys {
-			opts.ValueChecks = tr.checks
+		if opts.RejectUnknownKeys && tr.checks != nil {
+			opts.ValueChecks = tr.checks.ByColumn
 		}
 	}
 	b := arrowconv.NewBuilder(cfg.Mem, tr.schema)

@@ -229,17 +229,27 @@ func TestOptimisticAttemptChanges(t *testing.T) {
 // whatever order their tables and value kinds come in (0xff starts the
 // next input).
 func FuzzOptimisticConversion(f *testing.F) {
-	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26})
-	f.Add(bytes.Repeat([]byte{0, 13, 26, 2, 15, 28, 8, 21, 34}, 20))
-	f.Add([]byte{2, 5, 2})                          // booleans and decimals: one DECIMAL column
-	f.Add(append(bytes.Repeat([]byte{0}, 60), 3))   // table a: integers, then text past the sample
-	f.Add(append(bytes.Repeat([]byte{17}, 60), 15)) // table b: nulls, then decimals
-	f.Add(append(bytes.Repeat([]byte{2}, 60), 8))   // decimals of two places, then one of one
-	f.Add(append(bytes.Repeat([]byte{8}, 60), 2))   // one place, then two: no rounding to the sample's scale
-	f.Add(append(bytes.Repeat([]byte{0}, 60), 7))   // integers, then integer text
-	f.Add(append(bytes.Repeat([]byte{0}, 60), 9))   // nine digits, then ten
-	f.Add(append(bytes.Repeat([]byte{11}, 60), 12)) // TIMESTAMP(3) text, then six digits
-	f.Add(append(append(bytes.Repeat([]byte{0}, 60), 0xff), bytes.Repeat([]byte{3, 0}, 40)...)) // integers, then an input with text: version 2
+	// m is the byte of a message of table (0-2) with a value of kind (0-14).
+	m := func(table, kind int) byte { return byte(table*15 + kind) }
+	runOf := func(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
+	var all []byte
+	for i := range 45 {
+		all = append(all, byte(i))
+	}
+	f.Add(all)
+	f.Add(bytes.Repeat([]byte{m(0, 0), m(1, 0), m(2, 0), m(0, 2), m(1, 2), m(2, 2), m(0, 8), m(1, 8), m(2, 8)}, 20))
+	f.Add([]byte{m(0, 2), m(0, 5), m(0, 2)})                                                       // booleans and decimals: one DECIMAL column
+	f.Add(append(runOf(60, m(0, 0)), m(0, 3)))                                                     // integers, then text past the sample
+	f.Add(append(runOf(60, m(1, 4)), m(1, 2)))                                                     // nulls, then decimals
+	f.Add(append(runOf(60, m(0, 2)), m(0, 8)))                                                     // decimals of two places, then one of one
+	f.Add(append(runOf(60, m(0, 8)), m(0, 2)))                                                     // one place, then two: no rounding to the sample's scale
+	f.Add(append(runOf(60, m(0, 0)), m(0, 7)))                                                     // integers, then integer text
+	f.Add(append(runOf(60, m(0, 0)), m(0, 9)))                                                     // nine digits, then ten
+	f.Add(append(runOf(60, m(0, 11)), m(0, 12)))                                                   // TIMESTAMP(3) text, then six digits
+	f.Add(append(append(runOf(60, m(0, 0)), 0xff), bytes.Repeat([]byte{m(0, 3), m(0, 0)}, 40)...)) // an input with text after one of integers: version 2
+	// Decimals of 25 integer digits past the sample leave DECIMAL(38, 2)
+	// as it is, but an input with 15 places then gets DECIMAL(38, 13).
+	f.Add(append(append(append(runOf(60, m(0, 2)), m(0, 13)), 0xff), runOf(20, m(0, 14))...))
 	f.Fuzz(optimisticCase)
 }
 
@@ -268,9 +278,9 @@ func optimisticCase(t *testing.T, data []byte) {
 			next() // the next input: schemas go on from the last one's
 			continue
 		}
-		table := string("abc"[c/13%3])
+		table := string("abc"[c/15%3])
 		var v string
-		switch c % 13 {
+		switch c % 15 {
 		case 0:
 			v = fmt.Sprint(i)
 		case 1:
@@ -297,6 +307,10 @@ func optimisticCase(t *testing.T, data []byte) {
 			v = fmt.Sprintf(`"2020-01-01 10:00:%02d.125"`, i%60)
 		case 12:
 			v = fmt.Sprintf(`"2020-01-01 10:00:%02d.123456"`, i%60)
+		case 13:
+			v = fmt.Sprintf("1234567890123456789012%03d.5", i) // 25 integer digits
+		case 14:
+			v = fmt.Sprintf("%d.123456789012345", i) // 15 places
 		}
 		fmt.Fprintf(&b, `{"database":"d","table":%q,"type":"insert","ts":1,"data":{"id":%d,"v":%s}}`+"\n", table, i, v)
 	}
