@@ -35,10 +35,11 @@ import (
 // Inference is optimistic: an input's schemas come from its first chunk
 // (a small input is one chunk: then from all of it), merged with what the
 // table had; its other chunks are decoded against them strictly (a key
-// that is no column, a value its column cannot hold, a table the first
-// chunk lacked all stop the attempt). An input that stops is read once
-// more in full for its evidence, and decoded again, as the user asked
-// (ignore-parse-errors and all). Inputs are merged into the tables in
+// that is no column, a value its column cannot hold or that would have
+// given it another type, a table the first chunk lacked all stop the
+// attempt). An input that stops is read once more in full for its
+// evidence, which replaces the sample's (undone), and decoded again, as
+// the user asked (ignore-parse-errors and all). Inputs are merged into the tables in
 // input order, so schemas and versions do not depend on timing.
 
 // SchemaFile is the name of a table's schema file in its directory.
