@@ -229,6 +229,13 @@ func TestOptimisticAttemptChanges(t *testing.T) {
 // whatever order their tables and value kinds come in (0xff starts the
 // next input).
 func FuzzOptimisticConversion(f *testing.F) {
+	// Each seed in each format: Maxwell, Debezium without a schema,
+	// GoldenGate.
+	add := func(data []byte) {
+		for format := range uint8(3) {
+			f.Add(format, data)
+		}
+	}
 	// m is the byte of a message of table (0-2) with a value of kind (0-14).
 	m := func(table, kind int) byte { return byte(table*15 + kind) }
 	runOf := func(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
@@ -236,28 +243,34 @@ func FuzzOptimisticConversion(f *testing.F) {
 	for i := range 45 {
 		all = append(all, byte(i))
 	}
-	f.Add(all)
-	f.Add(bytes.Repeat([]byte{m(0, 0), m(1, 0), m(2, 0), m(0, 2), m(1, 2), m(2, 2), m(0, 8), m(1, 8), m(2, 8)}, 20))
-	f.Add([]byte{m(0, 2), m(0, 5), m(0, 2)})                                                       // booleans and decimals: one DECIMAL column
-	f.Add(append(runOf(60, m(0, 0)), m(0, 3)))                                                     // integers, then text past the sample
-	f.Add(append(runOf(60, m(1, 4)), m(1, 2)))                                                     // nulls, then decimals
-	f.Add(append(runOf(60, m(0, 2)), m(0, 8)))                                                     // decimals of two places, then one of one
-	f.Add(append(runOf(60, m(0, 8)), m(0, 2)))                                                     // one place, then two: no rounding to the sample's scale
-	f.Add(append(runOf(60, m(0, 0)), m(0, 7)))                                                     // integers, then integer text
-	f.Add(append(runOf(60, m(0, 0)), m(0, 9)))                                                     // nine digits, then ten
-	f.Add(append(runOf(60, m(0, 11)), m(0, 12)))                                                   // TIMESTAMP(3) text, then six digits
-	f.Add(append(append(runOf(60, m(0, 0)), 0xff), bytes.Repeat([]byte{m(0, 3), m(0, 0)}, 40)...)) // an input with text after one of integers: version 2
+	add(all)
+	add(bytes.Repeat([]byte{m(0, 0), m(1, 0), m(2, 0), m(0, 2), m(1, 2), m(2, 2), m(0, 8), m(1, 8), m(2, 8)}, 20))
+	add([]byte{m(0, 2), m(0, 5), m(0, 2)})                                                       // booleans and decimals: one DECIMAL column
+	add(append(runOf(60, m(0, 0)), m(0, 3)))                                                     // integers, then text past the sample
+	add(append(runOf(60, m(1, 4)), m(1, 2)))                                                     // nulls, then decimals
+	add(append(runOf(60, m(0, 2)), m(0, 8)))                                                     // decimals of two places, then one of one
+	add(append(runOf(60, m(0, 8)), m(0, 2)))                                                     // one place, then two: no rounding to the sample's scale
+	add(append(runOf(60, m(0, 0)), m(0, 7)))                                                     // integers, then integer text
+	add(append(runOf(60, m(0, 0)), m(0, 9)))                                                     // nine digits, then ten
+	add(append(runOf(60, m(0, 11)), m(0, 12)))                                                   // TIMESTAMP(3) text, then six digits
+	add(append(append(runOf(60, m(0, 0)), 0xff), bytes.Repeat([]byte{m(0, 3), m(0, 0)}, 40)...)) // an input with text after one of integers: version 2
 	// Decimals of 25 integer digits past the sample leave DECIMAL(38, 2)
 	// as it is, but an input with 15 places then gets DECIMAL(38, 13).
-	f.Add(append(append(append(runOf(60, m(0, 2)), m(0, 13)), 0xff), runOf(20, m(0, 14))...))
+	add(append(append(append(runOf(60, m(0, 2)), m(0, 13)), 0xff), runOf(20, m(0, 14))...))
 	f.Fuzz(optimisticCase)
 }
 
 // optimisticCase is FuzzOptimisticConversion's check of one input.
-func optimisticCase(t *testing.T, data []byte) {
+func optimisticCase(t *testing.T, format uint8, data []byte) {
 	if len(data) == 0 || len(data) > 300 {
 		return
 	}
+	// The message of each format, of table %[1]s, id %[2]d, value %[3]s.
+	msg := [...]string{
+		`{"database":"d","table":%[1]q,"type":"insert","ts":1,"data":{"id":%[2]d,"v":%[3]s}}`,
+		`{"before":null,"after":{"id":%[2]d,"v":%[3]s},"source":{"db":"d","table":%[1]q},"op":"c","ts_ms":1}`,
+		`{"table":"d.%[1]s","op_type":"I","op_ts":"2020-05-13 12:38:35.053000","current_ts":"2020-05-13T12:38:36.553000","pos":"%020[2]d","after":{"id":%[2]d,"v":%[3]s}}`,
+	}[format%3]
 	defer func(n int) { sampleBytes = n }(sampleBytes)
 	sampleBytes = 250
 	dir := t.TempDir()
@@ -312,7 +325,7 @@ func optimisticCase(t *testing.T, data []byte) {
 		case 14:
 			v = fmt.Sprintf("%d.123456789012345", i) // 15 places
 		}
-		fmt.Fprintf(&b, `{"database":"d","table":%q,"type":"insert","ts":1,"data":{"id":%d,"v":%s}}`+"\n", table, i, v)
+		fmt.Fprintf(&b, msg+"\n", table, i, v)
 	}
 	next()
 	if len(inputs) == 0 {
@@ -352,6 +365,9 @@ func optimisticCase(t *testing.T, data []byte) {
 		return files
 	}
 	got, want := convert(filepath.Join(dir, "chunks"), 200), convert(filepath.Join(dir, "one"), 1<<20)
+	if len(want) == 0 {
+		t.Fatal("no outputs")
+	}
 	for p, w := range want {
 		if got[p] != w {
 			t.Errorf("%s in small chunks:\n%s\nas one chunk:\n%s", p, got[p], w)
