@@ -43,9 +43,9 @@ func twosComplement(u *big.Int) []byte {
 }
 
 // producerDecoder returns a decoder of format under producer semantics,
-// with options kv, for the columns schema, and its builder (the caller
-// releases it).
-func producerDecoder(t interface{ Fatal(...any) }, format, schema string, kv map[string]string) (Decoder, *arrowconv.Builder) {
+// with options kv (and what set sets), for the columns schema, and its
+// builder (the caller releases it).
+func producerDecoder(t interface{ Fatal(...any) }, format, schema string, kv map[string]string, set ...func(*Options)) (Decoder, *arrowconv.Builder) {
 	f, _ := Lookup(format)
 	s, err := arrowconv.ParseColumns(schema)
 	if err != nil {
@@ -56,6 +56,9 @@ func producerDecoder(t interface{ Fatal(...any) }, format, schema string, kv map
 		t.Fatal(err)
 	}
 	o.Producer = true
+	for _, fn := range set {
+		fn(&o)
+	}
 	if err := o.Check(f); err != nil {
 		t.Fatal(err)
 	}
@@ -272,25 +275,11 @@ func TestValueChecks(t *testing.T) {
 		if tc.kv != "" {
 			kv[tc.kv] = "true"
 		}
-		f, _ := Lookup(tc.format)
-		s, err := arrowconv.ParseColumns("id INT, n DECIMAL(10, 2)")
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := ParseOptions(f, kv, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Producer, o.ValueChecks = true, checks
-		b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
-		d, err := New(f, s, o, b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d, b := producerDecoder(t, tc.format, "id INT, n DECIMAL(10, 2)", kv, func(o *Options) { o.ValueChecks = checks })
 		if _, err := d.Decode([]byte(fmt.Sprintf(tc.msg, "1.5"))); err != nil {
 			t.Errorf("%s: 1.5: %v", tc.format, err)
 		}
-		_, err = d.Decode([]byte(fmt.Sprintf(tc.msg, `"1.5"`)))
+		_, err := d.Decode([]byte(fmt.Sprintf(tc.msg, `"1.5"`)))
 		if err == nil || !strings.Contains(err.Error(), `"1.5"`) || !strings.Contains(err.Error(), "n") || !strings.Contains(err.Error(), "did not foresee") {
 			t.Errorf("%s: text 1.5: %v, want the check's error", tc.format, err)
 		}

@@ -2,6 +2,7 @@ package infer
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/buger/jsonparser"
 
@@ -277,4 +278,85 @@ func (vt valueType) describe() string {
 		return "values: date-time text with a zone"
 	}
 	return "values: text or mixed kinds"
+}
+
+// form is a fixed text form, matched eight bytes at a time: 'd' a
+// digit, ' ' at index 10 a space, 'T' or ':' (the date-time separators
+// temporalShape takes), anything else itself. Forms are 8 bytes or more.
+type form struct {
+	n      int
+	sep    bool // index 10 is the date-time separator
+	blocks []formBlock
+}
+
+// formBlock is one eight-byte window of a form: its digits' bytes and the
+// literal bytes it must hold.
+type formBlock struct {
+	off                   int
+	digits, litMask, lits uint64
+}
+
+func newForm(f string) form {
+	fm := form{n: len(f), sep: len(f) > 10 && f[10] == ' '}
+	for off := 0; off < len(f); off += 8 {
+		off = min(off, len(f)-8) // the last window ends with the form
+		var b formBlock
+		b.off = off
+		for j := range 8 {
+			i, sh := off+j, uint(8*j)
+			switch {
+			case f[i] == 'd':
+				b.digits |= 0xff << sh
+			case fm.sep && i == 10:
+			default:
+				b.litMask |= 0xff << sh
+				b.lits |= uint64(f[i]) << sh
+			}
+		}
+		fm.blocks = append(fm.blocks, b)
+	}
+	return fm
+}
+
+// match reports whether v has the form.
+func (fm *form) match(v []byte) bool {
+	if len(v) != fm.n {
+		return false
+	}
+	for _, b := range fm.blocks {
+		w := binary.LittleEndian.Uint64(v[b.off:])
+		if w&b.litMask != b.lits {
+			return false
+		}
+		// A digit byte minus '0' is below 10: adding 0x76 to its low
+		// seven bits leaves the high bit clear (no carry crosses a byte).
+		x := w ^ 0x3030303030303030
+		if (((x&0x7f7f7f7f7f7f7f7f)+0x7676767676767676)|x)&0x8080808080808080&b.digits != 0 {
+			return false
+		}
+	}
+	return !fm.sep || v[10] == ' ' || v[10] == 'T' || v[10] == ':'
+}
+
+// decimalDigits counts a plain decimal literal's digits before the point
+// (leading zeros left out) and after it; ok is false for anything else
+// (an exponent, no point).
+func decimalDigits(v []byte) (wide, scale int, ok bool) {
+	i := 0
+	if i < len(v) && v[i] == '-' {
+		i++
+	}
+	for i < len(v) && v[i] == '0' {
+		i++
+	}
+	for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+		wide++
+	}
+	if i == len(v) || v[i] != '.' {
+		return 0, 0, false
+	}
+	for i++; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+		scale++
+	}
+	return wide, scale, i == len(v)
 }
