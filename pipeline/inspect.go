@@ -94,7 +94,7 @@ func Inspect(ctx context.Context, cfg Config, paths []string) (*Inspection, erro
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			ev, fi, err := inspectFile(&cfg, f, i)
+			ev, fi, err := inspectFile(ctx, &cfg, f, i)
 			if err != nil {
 				return err
 			}
@@ -136,7 +136,7 @@ func Inspect(ctx context.Context, cfg Config, paths []string) (*Inspection, erro
 
 // inspectFile detects an input's format and reads it whole for its
 // evidence, keeping the tables the filters pass.
-func inspectFile(cfg *Config, f reader.File, idx int) (*infer.FileEvidence, InspectedFile, error) {
+func inspectFile(ctx context.Context, cfg *Config, f reader.File, idx int) (*infer.FileEvidence, InspectedFile, error) {
 	fi := InspectedFile{Path: f.Path, Tables: []InspectedFileTable{}}
 	format, schemaInclude := cfg.Format, cfg.OptionsFor(cfg.Format).SchemaInclude
 	if format == nil {
@@ -158,7 +158,7 @@ func inspectFile(cfg *Config, f reader.File, idx int) (*infer.FileEvidence, Insp
 			return !ok || tableFilter(cfg, ns, tbl)
 		}
 	}
-	ev, lines, err := gatherEvidence(cfg, f, idx, format, schemaInclude, keep)
+	ev, lines, err := gatherEvidence(ctx, cfg, f, idx, format, schemaInclude, keep)
 	if err != nil {
 		return nil, fi, err
 	}

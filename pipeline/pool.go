@@ -145,6 +145,7 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 		return r.feedFailed(fr, err)
 	}
 	defer chunks.Close()
+	chunks.SetContext(ctx)
 	fr.info = decode.FileInfo{Path: inputPath(fr.file), Name: inputName(fr.file), Size: fr.file.Size, ModTime: fr.file.ModTime}
 	fr.recycle = chunks.Recycle
 	var ahead []reader.Chunk // chunks read before feeding (routed: for the schemas)
@@ -237,7 +238,7 @@ feeding:
 		// sampleBytes, found by routing alone, is evidence enough to try
 		// strictly once more; reading all of the input for its evidence
 		// took as long as converting it.
-		ev, err := sampleNewTables(r.cfg, fr)
+		ev, err := sampleNewTables(ctx, r.cfg, fr)
 		if err == nil && ev != nil {
 			snap, changes, err := r.router.merge(r.cfg, ev, fr.file.Path)
 			if err == nil {
@@ -256,7 +257,7 @@ feeding:
 	}
 	// The samples' evidence is undone: the full reading's is all of it.
 	r.router.restore(fr.undo)
-	ev, err := inferFile(r.cfg, fr.file, fr.idx, fr.format, fr.schemaInclude)
+	ev, err := inferFile(ctx, r.cfg, fr.file, fr.idx, fr.format, fr.schemaInclude)
 	if err != nil {
 		return r.feedFailed(r.again(ctx, fr, nil, false), err)
 	}
@@ -312,7 +313,7 @@ func (r *run) prepare(fr *fileRun, ahead []reader.Chunk, more bool) error {
 	var ev *infer.FileEvidence
 	if more && cfg.OutDir == "" {
 		// One stream cannot take rows back: no optimistic attempt.
-		if ev, err = inferFile(cfg, fr.file, fr.idx, format, schemaInclude); err != nil {
+		if ev, err = inferFile(r.ctx, cfg, fr.file, fr.idx, format, schemaInclude); err != nil {
 			return err
 		}
 		more = false

@@ -379,9 +379,9 @@ func addsColumns(cur, next []byte) bool {
 }
 
 // inferFile reads a whole input for its evidence.
-func inferFile(cfg *Config, f reader.File, idx int, format *decode.Format, schemaInclude bool) (*infer.FileEvidence, error) {
+func inferFile(ctx context.Context, cfg *Config, f reader.File, idx int, format *decode.Format, schemaInclude bool) (*infer.FileEvidence, error) {
 	fullReadings.Add(1)
-	ev, _, err := gatherEvidence(cfg, f, idx, format, schemaInclude, nil)
+	ev, _, err := gatherEvidence(ctx, cfg, f, idx, format, schemaInclude, nil)
 	return ev, err
 }
 
@@ -394,12 +394,13 @@ var fullReadings atomic.Int64
 // not have: the first sampleBytes of each one's messages, as the first
 // chunk gave the others theirs. It returns nil when there is none (then
 // only the full reading can tell why the attempt stopped).
-func sampleNewTables(cfg *Config, fr *fileRun) (*infer.FileEvidence, error) {
+func sampleNewTables(ctx context.Context, cfg *Config, fr *fileRun) (*infer.FileEvidence, error) {
 	chunks, err := reader.OpenFileChunks(fr.file, fr.file.Path, cfg.ChunkSize, cfg.MaxLine)
 	if err != nil {
 		return nil, err
 	}
 	defer chunks.Close()
+	chunks.SetContext(ctx)
 	ev := infer.NewFileEvidence(fr.format.Name, fr.idx, infer.Options{SchemaInclude: fr.schemaInclude})
 	taken := map[infer.Key]*int{} // bytes observed, by new table
 	// The last message's table, looked up once per run of its messages;
@@ -462,12 +463,13 @@ func routeKey(ns, tbl []byte, esc bool) infer.Key {
 // evidence is that of one reading in order (infer.FileEvidence.Join), in
 // a fraction of the time (an input read twice, when the optimistic
 // attempt stops, must not take twice as long).
-func gatherEvidence(cfg *Config, f reader.File, idx int, format *decode.Format, schemaInclude bool, keep func([]byte) bool) (*infer.FileEvidence, int64, error) {
+func gatherEvidence(ctx context.Context, cfg *Config, f reader.File, idx int, format *decode.Format, schemaInclude bool, keep func([]byte) bool) (*infer.FileEvidence, int64, error) {
 	chunks, err := reader.OpenFileChunks(f, f.Path, cfg.ChunkSize, cfg.MaxLine)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer chunks.Close()
+	chunks.SetContext(ctx)
 	opts := infer.Options{SchemaInclude: schemaInclude}
 	type job struct {
 		seq int

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -75,6 +76,10 @@ type Chunks struct {
 	sum     hash.Hash    // of the raw (possibly compressed) file bytes
 	raw     *countReader // the raw bytes read so far
 	rawSize int64
+	ctx     context.Context
+	// scanned counts the bytes examined for line ends (tests check that a
+	// long line is searched once).
+	scanned int64
 }
 
 // OpenChunks opens path (decompressing gzip/zstd) for chunked reading.
@@ -90,6 +95,19 @@ func OpenFileChunks(in File, name string, size, maxLine int) (*Chunks, error) {
 	if err != nil {
 		return nil, err
 	}
+	c, err := NewChunks(f, name, size, maxLine)
+	if err != nil {
+		return nil, err
+	}
+	if c.rawSize < 0 {
+		c.rawSize = in.Size
+	}
+	return c, nil
+}
+
+// NewChunks cuts the stream f (closed by Close, or here on an error) into
+// blocks of whole lines.
+func NewChunks(f io.ReadCloser, name string, size, maxLine int) (*Chunks, error) {
 	h := xxh3.New128()
 	cr := &countReader{r: f}
 	l, err := NewLines(io.TeeReader(cr, h), name, maxLine)
@@ -101,8 +119,7 @@ func OpenFileChunks(in File, name string, size, maxLine int) (*Chunks, error) {
 	if size <= 0 {
 		size = DefaultChunkSize
 	}
-	c := &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8), sum: h, raw: cr}
-	c.rawSize = in.Size
+	c := &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8), sum: h, raw: cr, rawSize: -1, ctx: context.Background()}
 	if st, ok := f.(interface{ Stat() (os.FileInfo, error) }); ok {
 		if fi, err := st.Stat(); err == nil {
 			c.rawSize = fi.Size()
@@ -110,6 +127,11 @@ func OpenFileChunks(in File, name string, size, maxLine int) (*Chunks, error) {
 	}
 	return c, nil
 }
+
+// SetContext makes Next stop, with the context's error, at the first read
+// after ctx is done: a long line is many reads, and an interrupted run
+// must not wait for its end.
+func (c *Chunks) SetContext(ctx context.Context) { c.ctx = ctx }
 
 // countReader counts the bytes read through it.
 type countReader struct {
@@ -178,7 +200,16 @@ func (c *Chunks) Next() (Chunk, bool) {
 	buf = append(buf, c.carry...)
 	c.carry = c.carry[:0]
 	minFree := max(c.size/4, 512)
+	// Line ends are searched for in what each read adds, never again in
+	// what was searched before (the carry holds none): a line many
+	// chunks long costs one pass, however small the reads.
+	scanned := len(buf)
 	for {
+		if err := c.ctx.Err(); err != nil {
+			c.done = true
+			c.err = &LineError{Pos: Pos{File: c.lines.name, Line: c.line, Offset: c.off}, Err: context.Cause(c.ctx)}
+			return Chunk{}, false
+		}
 		if cap(buf)-len(buf) < minFree {
 			nb := make([]byte, len(buf), 2*cap(buf)+c.size+minFree)
 			copy(nb, buf)
@@ -198,11 +229,14 @@ func (c *Chunks) Next() (Chunk, bool) {
 			return Chunk{}, false
 		}
 		if len(buf) >= c.size {
-			if cut := bytes.LastIndexByte(buf, '\n'); cut >= 0 {
+			c.scanned += int64(len(buf) - scanned)
+			if cut := bytes.LastIndexByte(buf[scanned:], '\n'); cut >= 0 {
+				cut += scanned
 				c.carry = append(c.carry, buf[cut+1:]...)
 				buf = buf[:cut+1]
 				break
 			}
+			scanned = len(buf)
 			if len(buf) > c.maxLine {
 				c.done = true
 				c.err = &LineError{Pos: Pos{File: c.lines.name, Line: c.line, Offset: c.off}, Err: ErrLineTooLong}

@@ -3,8 +3,10 @@ package reader
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,5 +258,111 @@ func TestChunksCloseReleases(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// gzipOf compresses data.
+func gzipOf(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	zw.Close()
+	return b.Bytes()
+}
+
+// TestChunksLongLineLinear: a line many chunks long, read from a gzip
+// stream (whose reads are small), is searched for its end once: the bytes
+// examined stay within twice the bytes read. Searching the whole growing
+// buffer after every read made a 50 MB gzipped line take 20 s, and 300 MB
+// of zero bytes minutes before "line too long".
+func TestChunksLongLineLinear(t *testing.T) {
+	line := append(bytes.Repeat([]byte{'x'}, 24<<20), '\n')
+	data := append(append(line, "{}\n"...), line...)
+	path := filepath.Join(t.TempDir(), "long.json.gz")
+	if err := os.WriteFile(path, gzipOf(t, data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenChunks(path, "long", 64<<10, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got int
+	for {
+		ch, ok := c.Next()
+		if !ok {
+			break
+		}
+		got += len(ch.Data)
+	}
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got != len(data) {
+		t.Fatalf("read %d bytes, want %d", got, len(data))
+	}
+	if c.scanned > 2*int64(len(data)) {
+		t.Errorf("examined %d bytes for line ends in %d bytes read: the search is not linear", c.scanned, len(data))
+	}
+}
+
+// TestChunksLineTooLongStopsAtOnce: 64 MiB of zero bytes (no line end)
+// fail as soon as more than the maximum has been read, not after reading
+// on.
+func TestChunksLineTooLongStopsAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zeros.gz")
+	if err := os.WriteFile(path, gzipOf(t, make([]byte, 64<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const maxLine = 1 << 20
+	c, err := OpenChunks(path, "zeros", 64<<10, maxLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.Next(); ok {
+		t.Fatal("a chunk of a file with no line end")
+	}
+	if !errors.Is(c.Err(), ErrLineTooLong) {
+		t.Fatalf("err = %v, want ErrLineTooLong", c.Err())
+	}
+	if c.scanned > 4*maxLine {
+		t.Errorf("examined %d bytes before failing a line longer than %d", c.scanned, maxLine)
+	}
+}
+
+// endless is an unending stream of zero bytes, handed out in small reads.
+type endless struct{ n int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	p = p[:min(len(p), 4096)]
+	clear(p)
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestChunksCancel: a cancelled read of a line with no end stops at the
+// next read, not at the maximum line size.
+func TestChunksCancel(t *testing.T) {
+	src := &endless{}
+	c, err := NewChunks(io.NopCloser(src), "endless", 64<<10, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	c.SetContext(ctx)
+	cancel()
+	if _, ok := c.Next(); ok {
+		t.Fatal("a chunk after cancellation")
+	}
+	if !errors.Is(c.Err(), context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", c.Err())
+	}
+	if src.n > 1<<20 {
+		t.Errorf("read %d bytes after cancellation", src.n)
 	}
 }
