@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cdcetl/cdcetl/internal/inuse"
 	"github.com/cdcetl/cdcetl/reader"
 )
 
@@ -175,5 +177,199 @@ func TestKeepGoingManyChunks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cfg.OutDir, "b-good.json.parquet")); err != nil {
 		t.Errorf("the good file: %v", err)
+	}
+}
+
+// canalLines is n canal insert messages with ids from..from+n-1.
+func canalLines(from, n int) string {
+	var b strings.Builder
+	for r := from; r < from+n; r++ {
+		fmt.Fprintf(&b, `{"data":[{"id":"%d","name":"n%d"}],"type":"INSERT"}`+"\n", r, r)
+	}
+	return b.String()
+}
+
+// parquetIDs reads the id column of every Parquet file under dir.
+func parquetIDs(t *testing.T, dir string) map[int64]int {
+	t.Helper()
+	ids := map[int64]int{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") || strings.Contains(p, "_current") {
+			return err
+		}
+		rows, _ := readParquetRows(t, p)
+		for _, row := range rows {
+			// "+I[id, ...]": the id is the first column.
+			_, rest, _ := strings.Cut(row, "[")
+			id, err := strconv.ParseInt(strings.TrimSpace(strings.SplitN(rest, ",", 2)[0]), 10, 64)
+			if err != nil {
+				t.Fatalf("%s: row %q", p, row)
+			}
+			ids[id]++
+		}
+		return nil
+	})
+	return ids
+}
+
+// TestMoveWaitsForWriter: an input another process still has open for
+// writing is converted but not moved (its writer would go on writing into
+// the moved file); it is journaled as converted. Once the writer appended
+// and closed it, the next run converts it again, replacing its outputs,
+// and moves it: every row once, done/ holds the whole file.
+func TestMoveWaitsForWriter(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	os.MkdirAll(in, 0o755)
+	path := filepath.Join(in, "slow.json")
+	w, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteString(canalLines(0, 50))
+	if busy, _ := inuse.Busy(path); !busy {
+		w.Close()
+		t.Skip("this system cannot tell a file open for writing")
+	}
+	cfg := canalConfig(t, 2)
+	cfg.To, cfg.OutDir = ToParquet, filepath.Join(dir, "out")
+	cfg.OnSuccess = "move=" + filepath.Join(dir, "done")
+	st, err := Run(context.Background(), cfg, []string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.PerFile) != 1 || st.PerFile[0].Deferred == "" || st.PerFile[0].Disposed != "" {
+		t.Fatalf("per file %+v: want converted, not moved", st.PerFile)
+	}
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "open for writing") {
+		t.Errorf("warnings %q", st.Warnings)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("moved while open for writing: %v", err)
+	}
+	w.WriteString(canalLines(50, 50))
+	w.Close()
+	st, err = Run(context.Background(), cfg, []string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files != 1 || st.PerFile[0].Disposed != DisposedMoved {
+		t.Fatalf("second run: %+v", st.PerFile)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "done", "slow.json"))
+	if n := strings.Count(string(data), "\n"); n != 100 {
+		t.Errorf("done/slow.json holds %d lines, want 100", n)
+	}
+	ids := parquetIDs(t, cfg.OutDir)
+	for id := int64(0); id < 100; id++ {
+		if ids[id] != 1 {
+			t.Fatalf("id %d is in the outputs %d times", id, ids[id])
+		}
+	}
+	if len(ids) != 100 {
+		t.Errorf("%d ids in the outputs, want 100", len(ids))
+	}
+}
+
+// TestChangedSinceRead: a file whose size or content is no longer what
+// was read is not disposed of.
+func TestChangedSinceRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.json")
+	os.WriteFile(path, []byte(canalLines(0, 3)), 0o644)
+	f := reader.File{Path: path}
+	hash, err := fileHash(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	e := Entry{Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Hash: hash}
+	if err := changedSince(e, f, fi.Size(), fi.ModTime().UnixNano()); err != nil {
+		t.Fatalf("unchanged: %v", err)
+	}
+	if err := changedSince(e, f, fi.Size(), fi.ModTime().UnixNano()+1); err != nil {
+		t.Fatalf("touched, same bytes: %v", err)
+	}
+	if _, ok := deferred(changedSince(e, f, fi.Size()+10, 0)); !ok {
+		t.Error("grown: not deferred")
+	}
+	os.WriteFile(path, []byte(strings.Replace(canalLines(0, 3), "n1", "x1", 1)), 0o644)
+	if _, ok := deferred(changedSince(e, f, fi.Size(), fi.ModTime().UnixNano()+1)); !ok {
+		t.Error("rewritten in place, same size: not deferred")
+	}
+}
+
+// TestMoveTargetUnwritable: --on-success move into a directory that cannot
+// be made does not stop the night: the input is journaled as converted
+// with its move pending and the run exits with ErrNotDisposed; the next
+// run converts the new inputs, and says the move is still pending; a run
+// with --on-success keep leaves the input where it is and clears it. The
+// target is below a regular file (the move fails before it is journaled)
+// or on a read-only mount (it fails after).
+func TestMoveTargetUnwritable(t *testing.T) {
+	t.Run("below a file", func(t *testing.T) {
+		blocker := filepath.Join(t.TempDir(), "blocker")
+		os.WriteFile(blocker, []byte("a file where a directory should be\n"), 0o644)
+		moveTargetUnwritable(t, filepath.Join(blocker, "done"))
+	})
+	t.Run("read-only mount", func(t *testing.T) {
+		ro := t.TempDir()
+		if err := exec.Command("mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", ro).Run(); err != nil {
+			t.Skipf("cannot mount a read-only tmpfs here (%v): skipped", err)
+		}
+		defer exec.Command("umount", ro).Run()
+		moveTargetUnwritable(t, filepath.Join(ro, "done"))
+	})
+}
+
+func moveTargetUnwritable(t *testing.T, target string) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	os.MkdirAll(in, 0o755)
+	os.WriteFile(filepath.Join(in, "a.json"), []byte(canalLines(0, 10)), 0o644)
+	cfg := canalConfig(t, 2)
+	cfg.To, cfg.OutDir = ToParquet, filepath.Join(dir, "out")
+	cfg.OnSuccess = "move=" + target
+	st, err := Run(context.Background(), cfg, []string{in})
+	if !errors.Is(err, ErrNotDisposed) || errors.Is(err, ErrPartial) {
+		t.Fatalf("first run: err = %v, want ErrNotDisposed", err)
+	}
+	if !strings.Contains(err.Error(), "--on-success keep") {
+		t.Errorf("the error does not say how to clear it: %v", err)
+	}
+	if st.Files != 1 || st.PerFile[0].Deferred == "" {
+		t.Fatalf("first run: %+v", st.PerFile)
+	}
+	os.WriteFile(filepath.Join(in, "b.json"), []byte(canalLines(10, 10)), 0o644)
+	st, err = Run(context.Background(), cfg, []string{in})
+	if !errors.Is(err, ErrNotDisposed) {
+		t.Fatalf("second run: err = %v, want ErrNotDisposed", err)
+	}
+	if st.Files != 1 || st.Skipped != 1 {
+		t.Fatalf("second run converted %d, skipped %d: want the new input converted", st.Files, st.Skipped)
+	}
+	ids := parquetIDs(t, cfg.OutDir)
+	if len(ids) != 20 {
+		t.Fatalf("%d ids in the outputs, want 20", len(ids))
+	}
+	cfg.OnSuccess = "keep"
+	if st, err = Run(context.Background(), cfg, []string{in}); err != nil || st.Skipped != 2 {
+		t.Fatalf("run with keep: %v, %+v", err, st)
+	}
+	j, err := OpenJournal(cfg.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range j.Entries() {
+		if e.Disposed != "" {
+			t.Errorf("%s: still %s after a run with keep", e.Path, e.Disposed)
+		}
+	}
+	j.Close()
+	cfg.OnSuccess = "move=" + filepath.Join(dir, "done")
+	if st, err = Run(context.Background(), cfg, []string{in}); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(in, "*")); len(left) != 0 {
+		t.Errorf("not moved once the target can be made: %v", left)
 	}
 }

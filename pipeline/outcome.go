@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/internal/inuse"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -122,7 +123,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	}
 	keepGoing := err != nil && cfg.KeepGoing && isInputError(err)
 	if err == nil {
-		e := Entry{Path: fr.key.path, Gen: fr.key.gen, Stem: fr.stem, Size: fr.file.Size, ModTime: fr.file.ModTime, Hash: fr.sha,
+		e := Entry{Path: fr.key.path, Gen: fr.key.gen, Stem: fr.stem, Size: fr.readSize, ModTime: fr.readMod, Hash: fr.sha,
 			Outputs: fr.outputs, Status: StatusOK, Fingerprint: r.fingerprint, Stats: st, Time: time.Now().UTC()}
 		var prev []string
 		if r.journal != nil {
@@ -131,6 +132,14 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			}
 		}
 		fs.Disposed, fs.MovedTo, err = r.dispose(e, fr.file, cfg.OnSuccess)
+		var de *dispositionError
+		if reason, ok := deferred(err); ok {
+			fs.Deferred, err = reason, nil
+			st.Warnings = append(st.Warnings, fmt.Sprintf("%s: converted, but not %s: %s", fr.file.Path, actionWord(cfg.OnSuccess), reason))
+		} else if errors.As(err, &de) {
+			r.notDisposed(&fs, fr.file.Path, de)
+			err = nil
+		}
 		if err == nil && len(fr.hive) > 0 {
 			err = r.removeStale(prev, e.Outputs)
 		}
@@ -162,7 +171,17 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 				action = "move=" + cfg.FailedDir
 			}
 			var derr error
-			if fs.Disposed, fs.MovedTo, derr = r.disposeFailed(e, fr.file, action, err); derr != nil {
+			fs.Disposed, fs.MovedTo, derr = r.disposeFailed(e, fr.file, action, err)
+			var de *dispositionError
+			if reason, ok := deferred(derr); ok {
+				fs.Deferred, derr = reason, nil
+				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: failed, and not moved to %s: %s", fr.file.Path, cfg.FailedDir, reason))
+				fs.Stats = st
+			} else if errors.As(derr, &de) {
+				r.notDisposed(&fs, fr.file.Path, de)
+				derr = nil
+			}
+			if derr != nil {
 				return derr
 			}
 		}
@@ -247,18 +266,23 @@ func (r *run) dispose(e Entry, f reader.File, action string) (how, to string, er
 	case action == "" || action == "keep":
 		return "", "", r.record(e)
 	case action == "delete":
+		release, err := r.holdInput(e, f)
+		if err != nil {
+			return "", "", r.recordDeferred(e, err)
+		}
+		defer release()
 		e.Disposed, e.MovedTo = DisposedDeleted, ""
 		if err := r.record(e); err != nil {
 			return "", "", err
 		}
 		if err := removeInput(r.ctx, f); err != nil {
-			return "", "", fmt.Errorf("on-success delete: %w", err)
+			return "", "", &dispositionError{fmt.Errorf("deleting %s: %w", f.Path, err)}
 		}
 		return DisposedDeleted, "", nil
 	case strings.HasPrefix(action, "move="):
 		to, err := r.move(e, f, strings.TrimPrefix(action, "move="), nil)
 		if err != nil {
-			return "", "", err
+			return "", "", r.recordDeferred(e, err)
 		}
 		return DisposedMoved, to, nil
 	}
@@ -272,9 +296,122 @@ func (r *run) disposeFailed(e Entry, f reader.File, action string, cause error) 
 		return "", "", r.record(e)
 	}
 	if to, err = r.move(e, f, strings.TrimPrefix(action, "move="), cause); err != nil {
-		return "", "", err
+		return "", "", r.recordDeferred(e, err)
 	}
 	return DisposedMoved, to, nil
+}
+
+// dispositionError is a move or delete of an input that failed: the input
+// stays where it is, converted (its entry names the pending move), and
+// the run goes on with the others.
+type dispositionError struct{ err error }
+
+func (e *dispositionError) Error() string { return e.err.Error() }
+func (e *dispositionError) Unwrap() error { return e.err }
+
+// ErrNotDisposed is returned (joined with each input's error) when inputs
+// were converted but could not be moved or deleted as asked.
+var ErrNotDisposed = errors.New("some converted inputs were not moved or deleted")
+
+// notDisposed notes a failed disposition of input path, for the run's
+// end, and what the user can do about it.
+func (r *run) notDisposed(fs *FileStats, path string, err error) {
+	fs.Deferred = err.Error()
+	w := fmt.Errorf("%s: converted, but %w. It stays where it is, journaled as converted with the move or delete pending: fix the cause and run again (pending moves are retried first), or run with --on-success keep to leave it there", path, err)
+	r.mu.Lock()
+	r.undisposed = append(r.undisposed, w)
+	r.mu.Unlock()
+}
+
+// deferredError says why an input is not moved or deleted now: it is
+// still being written, or is no longer what was read.
+type deferredError struct{ reason string }
+
+func (e *deferredError) Error() string { return e.reason }
+
+// deferred reports whether err is a deferred disposition, and its reason.
+func deferred(err error) (string, bool) {
+	var de *deferredError
+	if errors.As(err, &de) {
+		return de.reason, true
+	}
+	return "", false
+}
+
+// actionWord names what --on-success does, for messages.
+func actionWord(action string) string {
+	if action == "delete" {
+		return "deleted"
+	}
+	return "moved"
+}
+
+// recordDeferred journals e without a disposition when err defers it (the
+// input stays, converted, until a later run or the watcher disposes of
+// it), and returns err.
+func (r *run) recordDeferred(e Entry, err error) error {
+	if _, ok := deferred(err); ok {
+		e.Disposed, e.MovedTo = "", ""
+		if rerr := r.record(e); rerr != nil {
+			return rerr
+		}
+	}
+	return err
+}
+
+// holdInput checks, before input f is moved or deleted, that it is still
+// exactly what e says was read, and keeps new writers out of it until
+// release (where the system can: see package inuse). A file another
+// process still has open for writing, or one that changed since it was
+// read, gives a deferredError: moving it would take away lines nobody
+// converted (a writer holding the file open writes on into the moved
+// file).
+func (r *run) holdInput(e Entry, f reader.File) (release func(), err error) {
+	release = func() {}
+	if f.Remote() {
+		size, mod, err := objectState(r.ctx, f)
+		if err != nil {
+			return release, err
+		}
+		return release, changedSince(e, f, size, mod)
+	}
+	release, _, err = inuse.Hold(f.Path)
+	if errors.Is(err, inuse.ErrBusy) {
+		return release, &deferredError{inuse.ErrBusy.Error()}
+	}
+	if err != nil {
+		return release, err
+	}
+	fi, err := os.Stat(f.Path)
+	if err != nil {
+		release()
+		return func() {}, err
+	}
+	if err := changedSince(e, f, fi.Size(), fi.ModTime().UnixNano()); err != nil {
+		release()
+		return func() {}, err
+	}
+	return release, nil
+}
+
+// changedSince returns a deferredError when the input now of size and
+// modification time mod is not the one e describes (by size, then time,
+// then content).
+func changedSince(e Entry, f reader.File, size, mod int64) error {
+	if size != e.Size {
+		return &deferredError{fmt.Sprintf("it changed after it was read (%d bytes read, %d now)", e.Size, size)}
+	}
+	if mod == e.ModTime || e.Hash == "" {
+		return nil
+	}
+	same, err := sameInput(Entry{Size: e.Size, Hash: e.Hash}, reader.File{Path: f.Path, Store: f.Store, Key: f.Key, Size: size, ModTime: mod})
+	if err != nil {
+		return err
+	}
+	if !same {
+		return &deferredError{"it changed after it was read (same size, other content)"}
+	}
+	return nil
 }
 
 // record journals e when there is a journal.
@@ -304,6 +441,11 @@ func (r *run) record(e Entry) error {
 // e before the move; with cause, "<name>.err" is written beside it. It
 // returns where the file went.
 func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, error) {
+	release, err := r.holdInput(e, f)
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	prefer := e.MovedTo // a move journaled by a run that did not finish it
 	for {
 		dst := prefer
@@ -311,7 +453,13 @@ func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, err
 		if dst == "" {
 			var err error
 			if dst, err = freeInputName(r.ctx, dir, f); err != nil {
-				return "", fmt.Errorf("moving %s: %w", f.Path, err)
+				// Journaled as it is, so a later run knows it converted and
+				// tries the move again.
+				e.Disposed, e.MovedTo = "", ""
+				if rerr := r.record(e); rerr != nil {
+					return "", rerr
+				}
+				return "", &dispositionError{fmt.Errorf("moving %s to %s: %w", f.Path, dir, err)}
 			}
 		}
 		e.Disposed, e.MovedTo = DisposedMoved, dst
@@ -323,7 +471,7 @@ func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, err
 			continue // taken meanwhile: journal another name
 		}
 		if err != nil {
-			return "", fmt.Errorf("moving %s to %s: %w", f.Path, dst, err)
+			return "", &dispositionError{fmt.Errorf("moving %s to %s: %w", f.Path, dst, err)}
 		}
 		if cause != nil {
 			if err := writeBeside(r.ctx, f, dir, dst, []byte(cause.Error()+"\n")); err != nil {
@@ -341,10 +489,21 @@ func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, err
 // (a file converted with --on-success keep, now run with move or delete; a
 // copy of a converted file delivered again) gets the current action.
 func (r *run) disposeConverted(e Entry, f reader.File) (how, to string, err error) {
+	if a := r.cfg.OnSuccess; e.Disposed != "" && (a == "" || a == "keep") {
+		// A move or delete left pending (it failed, or a run was killed
+		// before it) and the user now says keep: the input stays.
+		e.Disposed, e.MovedTo = "", ""
+		return "", "", r.record(e)
+	}
 	if e.Disposed != "" && e.Size == f.Size && e.ModTime == f.ModTime {
 		if e.Disposed == DisposedDeleted {
+			release, err := r.holdInput(e, f)
+			if err != nil {
+				return "", "", err
+			}
+			defer release()
 			if err := removeInput(r.ctx, f); err != nil {
-				return "", "", fmt.Errorf("on-success delete: %w", err)
+				return "", "", &dispositionError{fmt.Errorf("deleting %s: %w", f.Path, err)}
 			}
 			return DisposedDeleted, "", nil
 		}

@@ -413,6 +413,11 @@ type FileStats struct {
 	// "deleted"); empty when it stays where it was.
 	Disposed string `json:"disposed,omitempty"`
 	MovedTo  string `json:"moved_to,omitempty"`
+	// Deferred says why --on-success (or --failed) left the input where
+	// it is for now: it is still open for writing, or changed after it
+	// was read. A later run (or the watcher, after its quiet period)
+	// converts it again if it changed, and disposes of it.
+	Deferred string `json:"disposition_deferred,omitempty"`
 	// Tables, in a routed conversion, is what each source table got.
 	Tables []TableStats `json:"tables,omitempty"`
 	Stats
@@ -660,7 +665,16 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 				if done {
 					r.total.Skipped++
 					fs := FileStats{idx: i, Path: f.Path, Status: "skipped", Outputs: e.Outputs}
-					if fs.Disposed, fs.MovedTo, err = r.disposeConverted(e, f); err != nil {
+					fs.Disposed, fs.MovedTo, err = r.disposeConverted(e, f)
+					var de *dispositionError
+					if reason, ok := deferred(err); ok {
+						fs.Deferred, err = reason, nil
+						r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("%s: converted before, but not %s now: %s", f.Path, actionWord(cfg.OnSuccess), reason))
+					} else if errors.As(err, &de) {
+						r.notDisposed(&fs, f.Path, de)
+						err = nil
+					}
+					if err != nil {
 						return r.total, err
 					}
 					r.total.PerFile = append(r.total.PerFile, fs)
@@ -793,8 +807,15 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	if err == nil && cfg.Materialize && r.journal != nil {
 		err = r.materializeTables(outer)
 	}
-	if err == nil && len(r.failed) > 0 {
-		err = errors.Join(append([]error{ErrPartial}, r.failed...)...)
+	if err == nil && len(r.failed)+len(r.undisposed) > 0 {
+		var errs []error
+		if len(r.failed) > 0 {
+			errs = append(append(errs, ErrPartial), r.failed...)
+		}
+		if len(r.undisposed) > 0 {
+			errs = append(append(errs, ErrNotDisposed), r.undisposed...)
+		}
+		err = errors.Join(errs...)
 	}
 	if streams != nil {
 		serr := <-sinkDone

@@ -34,6 +34,7 @@ type run struct {
 	// journal entry.
 	fingerprint string
 	failed      []error
+	undisposed  []error // inputs converted but not moved or deleted (notDisposed)
 	// unsettled: an output was committed but not journaled; the pending
 	// file must outlive the run.
 	unsettled bool
@@ -74,11 +75,14 @@ type fileRun struct {
 	outputs []string // relative to OutDir
 	dead    *writer.DeadLetters
 	sha     string
-	feedErr error
-	info    decode.FileInfo
-	results chan chunkResult // unordered; never blocks (one slot per token)
-	fed     chan int         // the number of chunks, once all are fed
-	sent    int              // chunks handed to the workers (the feeder's; read after fed)
+	// readSize and readMod are what the read covered: the bytes as
+	// stored, and the modification time that goes with them (0: unknown).
+	readSize, readMod int64
+	feedErr           error
+	info              decode.FileInfo
+	results           chan chunkResult // unordered; never blocks (one slot per token)
+	fed               chan int         // the number of chunks, once all are fed
+	sent              int              // chunks handed to the workers (the feeder's; read after fed)
 	// stop is closed by the assembler when it gives the input up (it
 	// failed): the feeder stops, and what is in flight is drained.
 	stop    chan struct{}
@@ -216,6 +220,13 @@ feeding:
 		return r.feedFailed(fr, err)
 	}
 	fr.sha = chunks.Hash()
+	fr.readSize, fr.readMod = chunks.Extent()
+	if fr.readMod < 0 {
+		fr.readMod = 0
+		if fr.readSize == fr.file.Size {
+			fr.readMod = fr.file.ModTime // an object, as listed
+		}
+	}
 	fr.fed <- seq
 	if !fr.strict {
 		return nil

@@ -142,6 +142,16 @@ func checkRemoteInputs(cfg *Config, files []reader.File) error {
 // original, never over an object that exists. As on disk, the journal
 // entry naming the move is written first.
 
+// objectState is an input object's size and modification time now.
+func objectState(ctx context.Context, f reader.File) (size, mod int64, err error) {
+	loc := f.Store.(*objstore.Location)
+	a, err := loc.Bucket.Attributes(ctx, f.Key)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", f.Path, objstore.Explain(err))
+	}
+	return a.Size, a.ModTime.UnixNano(), nil
+}
+
 // removeInput deletes a converted input.
 func removeInput(ctx context.Context, f reader.File) error {
 	if !f.Remote() {

@@ -77,6 +77,7 @@ type Chunks struct {
 	raw     *countReader // the raw bytes read so far
 	rawSize int64
 	ctx     context.Context
+	endMod  int64 // the file's modification time when its end was read (-1: unknown)
 	// scanned counts the bytes examined for line ends (tests check that a
 	// long line is searched once).
 	scanned int64
@@ -119,7 +120,7 @@ func NewChunks(f io.ReadCloser, name string, size, maxLine int) (*Chunks, error)
 	if size <= 0 {
 		size = DefaultChunkSize
 	}
-	c := &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8), sum: h, raw: cr, rawSize: -1, ctx: context.Background()}
+	c := &Chunks{lines: l, r: l.r, size: size, maxLine: l.maxLine, line: 1, free: make(chan []byte, 8), sum: h, raw: cr, rawSize: -1, ctx: context.Background(), endMod: -1}
 	if st, ok := f.(interface{ Stat() (os.FileInfo, error) }); ok {
 		if fi, err := st.Stat(); err == nil {
 			c.rawSize = fi.Size()
@@ -173,6 +174,25 @@ func (e *truncatedError) Is(target error) bool { return target == ErrTruncated }
 // without an error.
 func (c *Chunks) Hash() string { return hex.EncodeToString(c.sum.Sum(nil)) }
 
+// noteEnd records the file's modification time at the end of the read,
+// when the file is still the size read: then it and the size say which
+// content was read (a file appended to meanwhile is another).
+func (c *Chunks) noteEnd() {
+	st, ok := c.lines.f.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return
+	}
+	if fi, err := st.Stat(); err == nil && fi.Size() == c.raw.n {
+		c.endMod = fi.ModTime().UnixNano()
+	}
+}
+
+// Extent is what a complete read covered: the bytes read as stored, and
+// the file's modification time at the end of the read (-1 when unknown:
+// an object, or a file that grew meanwhile). Valid once Next has returned
+// false without an error.
+func (c *Chunks) Extent() (size, modTime int64) { return c.raw.n, c.endMod }
+
 // Recycle gives a chunk's buffer back for reuse (after Close, to the
 // collector).
 func (c *Chunks) Recycle(b []byte) {
@@ -220,7 +240,9 @@ func (c *Chunks) Next() (Chunk, bool) {
 		if err == io.EOF {
 			c.done = true
 			// Hash what a decompressor left unread, so the hash covers the file.
-			io.Copy(c.sum, c.lines.f)
+			rest, _ := io.Copy(c.sum, c.lines.f)
+			c.raw.n += rest
+			c.noteEnd()
 			break
 		}
 		if err != nil {

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/cdcetl/cdcetl/internal/inuse"
 )
 
 // Options configure a watch.
@@ -34,7 +36,17 @@ type Options struct {
 	// outputs, dead letters and failed or done inputs of the handler, which
 	// must not come back as inputs.
 	Exclude []string
+	// WaitClosed holds back a settled file that another process still has
+	// open for writing (where the system can tell: package inuse) until it
+	// is closed: a handler that moves or deletes its files must not take
+	// one a writer will go on writing to after a pause.
+	WaitClosed bool
 }
+
+// ErrNotDone, wrapped in a handler's error, says the file was not
+// finished with (still being written, or changed while it was handled):
+// it is handed out again after another quiet period, changed or not.
+var ErrNotDone = errors.New("not done with yet")
 
 // Ignored reports whether a name is a temporary or hidden file that is
 // never handed out: ".*", "_*", "*.tmp", "*.part".
@@ -128,6 +140,7 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 	// a temporary name (one Ignored, in the same directory) pairs: a file
 	// the handler moved away must not make the next new file complete.
 	renamedAway := ""
+	waiting := map[string]bool{} // files reported as still open for writing
 	for {
 		select {
 		case <-ctx.Done():
@@ -191,10 +204,26 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 					continue
 				}
 				s.Observe(p, info.Size(), info.ModTime().UnixNano(), time.Now())
+				if opts.WaitClosed {
+					if busy, _ := inuse.Busy(p); busy {
+						if !waiting[p] {
+							waiting[p] = true
+							log.Info("waiting: still open for writing by another process", "path", p)
+						}
+						s.Retry(p, time.Now())
+						continue
+					}
+					delete(waiting, p)
+				}
 				start := time.Now()
 				if err := handle(ctx, p); err != nil {
 					if ctx.Err() != nil {
 						return nil // interrupted: the handler rolled back
+					}
+					if errors.Is(err, ErrNotDone) {
+						log.Info("not done with yet: handled again after the quiet period", "path", p, "reason", err.Error())
+						s.Retry(p, time.Now())
+						continue
 					}
 					log.Error("file failed", "path", p, "error", err.Error(), "duration", time.Since(start).String())
 				} else {

@@ -808,7 +808,7 @@ func newReport(st pipeline.Stats, runErr error, started time.Time, cfg pipeline.
 	case runErr == nil:
 	case errors.Is(runErr, context.Canceled):
 		rep.Status = "interrupted"
-	case errors.Is(runErr, pipeline.ErrPartial):
+	case errors.Is(runErr, pipeline.ErrPartial), errors.Is(runErr, pipeline.ErrNotDisposed):
 		rep.Status = "partial"
 	default:
 		rep.Status = "failed"

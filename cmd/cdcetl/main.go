@@ -148,7 +148,7 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.Is(err, pipeline.ErrPartial):
+	case errors.Is(err, pipeline.ErrPartial), errors.Is(err, pipeline.ErrNotDisposed):
 		return exitPartial
 	case errors.As(err, &ue), errors.As(err, &se), errors.Is(err, decode.ErrOption),
 		errors.Is(err, pipeline.ErrConversionChanged), errors.Is(err, reader.ErrOwnOutput):

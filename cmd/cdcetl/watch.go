@@ -92,6 +92,13 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		st, err := pipeline.RunFiles(ctx, cfg, []reader.File{{Path: path, Rel: rel, Size: info.Size(), ModTime: info.ModTime().UnixNano()}})
 		total.Add(st)
+		for _, f := range st.PerFile {
+			if f.Deferred != "" && err == nil {
+				// Still being written, or changed while converted: the
+				// watcher hands it out again after --settle.
+				err = fmt.Errorf("%w: %s", watch.ErrNotDone, f.Deferred)
+			}
+		}
 		for _, w := range st.Warnings {
 			log.Warn(w)
 		}
@@ -118,7 +125,11 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"failed", total.Failed, "dropped", total.Dropped, "nulled", total.Nulled,
 			"insert", total.Rows[0], "update_before", total.Rows[1], "update_after", total.Rows[2], "delete", total.Rows[3])
 	}()
-	err = watch.Watch(ctx, landing, watch.Options{Settle: o.settle, Log: log, Exclude: cfg.OwnDirs()}, handle)
+	// A file is moved or deleted only once no process has it open for
+	// writing; with --on-success keep it is converted when it settles,
+	// and again whenever it changes.
+	waitClosed := cfg.OnSuccess == "delete" || strings.HasPrefix(cfg.OnSuccess, "move=")
+	err = watch.Watch(ctx, landing, watch.Options{Settle: o.settle, Log: log, Exclude: cfg.OwnDirs(), WaitClosed: waitClosed}, handle)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -194,3 +194,63 @@ func watchNoSchema(t *testing.T, format string) {
 		t.Errorf("%d files compared; v2: %v", n, err)
 	}
 }
+
+// TestWatchSlowWriterMove: a writer holds its file open and pauses longer
+// than --settle between writes. With --on-success move the file must not
+// be converted and moved while it is still open (the writer would go on
+// writing into the moved file, and those lines would be in done/ but in no
+// output): every line is converted exactly once, and done/ holds the
+// whole file.
+func TestWatchSlowWriterMove(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real file-system watching")
+	}
+	dir := t.TempDir()
+	landing, out, done := filepath.Join(dir, "landing"), filepath.Join(dir, "out"), filepath.Join(dir, "done")
+	os.MkdirAll(landing, 0o755)
+	args := []string{"--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING",
+		"--to", "json", "--settle", "200ms", "--on-success", "move=" + done, landing, "-o", out}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var stderr bytes.Buffer
+	go func() {
+		defer wg.Done()
+		if err := runWatch(ctx, args, io.Discard, &stderr); err != nil {
+			t.Errorf("watch: %v", err)
+		}
+	}()
+
+	const rows = 1000
+	w, err := os.Create(filepath.Join(landing, "slow.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := 0; r < rows; r++ {
+		if r == rows/2 {
+			time.Sleep(1200 * time.Millisecond) // six quiet periods, the file open
+		}
+		fmt.Fprintf(w, `{"before":null,"after":{"id":%d,"name":"n%d"},"op":"c"}`+"\n", r, r)
+	}
+	w.Close()
+
+	moved := filepath.Join(done, "slow.json")
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(moved); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a late conversion or move would show
+	cancel()
+	wg.Wait()
+	data, err := os.ReadFile(moved)
+	if err != nil {
+		t.Fatalf("not moved: %v\n%s", err, stderr.String())
+	}
+	if n := bytes.Count(data, []byte("\n")); n != rows {
+		t.Errorf("done/slow.json holds %d lines, want %d", n, rows)
+	}
+	eachRowOnce(t, []string{filepath.Join(out, "slow.json.jsonl")}, rows)
+}
