@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cdcetl/cdcetl/internal/inuse"
+	"github.com/cdcetl/cdcetl/internal/testutil"
 	"github.com/cdcetl/cdcetl/reader"
 )
 
@@ -194,14 +196,19 @@ func parquetIDs(t *testing.T, dir string) map[int64]int {
 	t.Helper()
 	ids := map[int64]int{}
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") || strings.Contains(p, "_current") {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
 			return err
 		}
-		rows, _ := readParquetRows(t, p)
+		if rel, _ := filepath.Rel(dir, p); strings.Contains(rel, CurrentDir) {
+			return nil // a snapshot below a changelog
+		}
+		cols, rows, err := testutil.ReadColumns(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := slices.Index(cols, "id")
 		for _, row := range rows {
-			// "+I[id, ...]": the id is the first column.
-			_, rest, _ := strings.Cut(row, "[")
-			id, err := strconv.ParseInt(strings.TrimSpace(strings.SplitN(rest, ",", 2)[0]), 10, 64)
+			id, err := strconv.ParseInt(row[c], 10, 64)
 			if err != nil {
 				t.Fatalf("%s: row %q", p, row)
 			}
@@ -371,5 +378,84 @@ func moveTargetUnwritable(t *testing.T, target string) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(in, "*")); len(left) != 0 {
 		t.Errorf("not moved once the target can be made: %v", left)
+	}
+}
+
+var errKilled = errors.New("killed (a test's fault)")
+
+// shopLines is n canal inserts into shop.<table>, ids from..from+n-1.
+func shopLines(table string, from, n int) string {
+	var b strings.Builder
+	for id := from; id < from+n; id++ {
+		fmt.Fprintf(&b, `{"data":[{"id":"%d","v":"v%d"}],"old":null,"database":"shop","table":"%s","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1700000000000,"ts":1700000000001,"mysqlType":{"id":"int","v":"varchar(8)"}}`+"\n", id, id, table)
+	}
+	return b.String()
+}
+
+// TestReconvertedInputLeavesNoStaleTables: without a schema, an input whose
+// content is replaced by messages of other tables is converted again, and
+// its outputs in the tables it touched before are removed (the journal
+// lists only the new ones): readers see every row of the input once, and
+// no row of what it held before; --materialize snapshots follow. A run
+// killed after the new entry but before the removal leaves the removal
+// to the next start.
+func TestReconvertedInputLeavesNoStaleTables(t *testing.T) {
+	for _, kill := range []bool{false, true} {
+		t.Run(fmt.Sprintf("killed=%v", kill), func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in")
+			os.MkdirAll(in, 0o755)
+			a, b := filepath.Join(in, "a.json"), filepath.Join(in, "b.json")
+			os.WriteFile(a, []byte(shopLines("products", 0, 30)+shopLines("orders", 100, 10)), 0o644)
+			os.WriteFile(b, []byte(shopLines("products", 200, 5)), 0o644)
+			cfg := Config{Workers: 2, OutDir: filepath.Join(dir, "out"), To: ToParquet, Materialize: true}
+			if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(a, []byte(shopLines("customers", 300, 7)+shopLines("orders", 100, 4)), 0o644)
+			if kill {
+				// As a kill would: the new entry is written, the stale
+				// outputs and the pending file stay.
+				faultBeforeStale = func() error { return errKilled }
+				_, err := Run(context.Background(), cfg, []string{in})
+				faultBeforeStale = nil
+				if !errors.Is(err, errKilled) {
+					t.Fatalf("killed run: %v", err)
+				}
+				if ids := parquetIDs(t, filepath.Join(cfg.OutDir, "shop", "products")); len(ids) != 35 {
+					t.Fatalf("the killed run removed the stale outputs (%d ids left)", len(ids))
+				}
+			}
+			if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]int{"products": 5, "orders": 4, "customers": 7}
+			for table, n := range want {
+				ids := parquetIDs(t, filepath.Join(cfg.OutDir, "shop", table))
+				if len(ids) != n {
+					t.Errorf("shop.%s: %d ids in its changelog, want %d (%v)", table, len(ids), n, ids)
+				}
+				for id, c := range ids {
+					if c != 1 {
+						t.Errorf("shop.%s: id %d %d times", table, id, c)
+					}
+				}
+				cur := parquetIDs(t, filepath.Join(cfg.OutDir, "shop", table, CurrentDir))
+				if len(cur) != n {
+					t.Errorf("shop.%s/_current: %d keys, want %d", table, len(cur), n)
+				}
+			}
+			j, err := OpenJournal(cfg.OutDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			abs, _ := filepath.Abs(a)
+			e, _ := j.Lookup(abs)
+			slices.Sort(e.Outputs)
+			if got := strings.Join(e.Outputs, " "); got != filepath.Join("shop", "customers", "a.json.parquet")+" "+filepath.Join("shop", "orders", "a.json.parquet") {
+				t.Errorf("journal lists %s", got)
+			}
+		})
 	}
 }

@@ -222,15 +222,17 @@ func removeHiveOutputs(root, stem string) error {
 }
 
 // removeStale removes the outputs an input's previous conversion had and
-// this one does not (a changed input whose rows moved to other
-// partitions).
+// this one does not: a changed input whose rows moved to other partitions,
+// or (without a schema) to other tables. Dead letters are the caller's.
 func (r *run) removeStale(prev, now []string) error {
 	var gone []string
 	for _, o := range prev {
-		if filepath.IsAbs(o) || slices.Contains(now, o) || !strings.HasSuffix(o, ".parquet") {
+		if filepath.IsAbs(o) || slices.Contains(now, o) || !isOutput(o) {
 			continue
 		}
-		os.Remove(filepath.Join(r.cfg.OutDir, o))
+		if err := os.Remove(filepath.Join(r.cfg.OutDir, o)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing %s, an output of the input's earlier conversion: %w", o, err)
+		}
 		gone = append(gone, o)
 	}
 	if pub := r.cfg.publish; pub != nil && len(gone) > 0 {

@@ -128,6 +128,31 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 			previous, _ = filepath.Glob(filepath.Join(cur, "*.parquet"))
 		}
 	}
+	// A snapshot holds what its folded changes gave. When one of them is
+	// gone (its input was converted again, or now has no rows of this
+	// table), the state is built again from the changes there are.
+	live := map[string]bool{}
+	for _, e := range entries {
+		if e.Status != StatusOK {
+			continue
+		}
+		for _, o := range e.Outputs {
+			if r.changeIn(dir, o) {
+				live[filepath.ToSlash(o)+"#"+e.Hash] = true
+			}
+		}
+		for _, t := range e.Stats.Truncates {
+			if t.Table == key.String() {
+				live[fmt.Sprintf("truncate %s#%s:%d", e.Path, e.Hash, t.Line)] = true
+			}
+		}
+	}
+	for _, f := range st.Folded {
+		if !live[f] {
+			st, previous = snapshotState{}, nil
+			break
+		}
+	}
 	folded := map[string]bool{}
 	for _, f := range st.Folded {
 		folded[f] = true

@@ -140,8 +140,19 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			r.notDisposed(&fs, fr.file.Path, de)
 			err = nil
 		}
-		if err == nil && len(fr.hive) > 0 {
-			err = r.removeStale(prev, e.Outputs)
+		if err == nil && len(prev) > 0 && r.lake == nil {
+			// A reconverted input's outputs that this conversion did not
+			// make again (tables or partitions it no longer has rows of)
+			// go; a kill before they are gone leaves the pending file,
+			// and the next start removes them (recoverPending).
+			if faultBeforeStale != nil {
+				if err = faultBeforeStale(); err != nil {
+					committed = true
+				}
+			}
+			if err == nil {
+				err = r.removeStale(prev, e.Outputs)
+			}
 		}
 	}
 	if err != nil && committed {
@@ -200,6 +211,10 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	}
 	return err
 }
+
+// faultBeforeStale, for tests, fails a run between an input's journal
+// entry and the removal of its stale outputs, as a kill there would.
+var faultBeforeStale func() error
 
 // columnWarnings names the physical columns that were NULL in every row of
 // a file whose first message has no such key: a schema that does not match

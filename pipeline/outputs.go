@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,6 +40,20 @@ func baseStem(rel string) string {
 
 // outputSuffixes are the endings a stem's main output may have.
 var outputSuffixes = []string{".parquet", ".jsonl.gz", ".jsonl.zst", ".jsonl"}
+
+// isOutput reports whether rel (below the output directory) is an
+// input's main output, not a dead-letter file.
+func isOutput(rel string) bool {
+	if strings.HasPrefix(rel, "_dead_letters"+string(filepath.Separator)) {
+		return false
+	}
+	for _, s := range outputSuffixes {
+		if strings.HasSuffix(rel, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // stemOf is the stem of an entry's outputs ("" when it has none).
 func stemOf(outputs []string) string {
@@ -230,7 +245,18 @@ func recoverPending(dir, name string, j *Journal) error {
 		if json.Unmarshal(sc.Bytes(), &p) != nil || p.Stem == "" {
 			continue // torn by the crash: nothing of it was written yet
 		}
-		if _, ok := j.owner(p.Stem); ok {
+		if k, ok := j.owner(p.Stem); ok {
+			// Journaled: a run killed after the entry may have left the
+			// outputs of the input's earlier conversion in tables it has
+			// no rows of now.
+			if p.Routed && !p.Partitioned {
+				if err := tableDirsOnce(); err != nil {
+					return err
+				}
+				if err := removeUnlisted(dir, tableDirs, routedStem(p.Stem), j, k); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		paths := []string{filepath.Join(dir, "_dead_letters", p.Stem+".jsonl")}
@@ -274,6 +300,28 @@ func recoverPending(dir, name string, j *Journal) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return os.Remove(path)
+}
+
+// removeUnlisted removes the outputs named after stem in the table
+// directories that input k's journal entry does not list.
+func removeUnlisted(dir string, tableDirs []string, stem string, j *Journal, k inputKey) error {
+	e, ok := j.entry(k)
+	if !ok || e.Status != StatusOK {
+		return nil
+	}
+	for _, d := range tableDirs {
+		for _, s := range outputSuffixes {
+			p := filepath.Join(d, stem+s)
+			rel, err := filepath.Rel(dir, p)
+			if err != nil || slices.Contains(e.Outputs, rel) {
+				continue
+			}
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("removing an output of an input's earlier conversion: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 func syncDir(dir string) {
