@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,11 @@ type Input struct {
 	Path string `json:"path"`
 	Size int64  `json:"size"`
 	Hash string `json:"xxh3_128"`
+	// Stem is what the input's data files are named after
+	// (<stem>-<run>.parquet): one input (a path and its generation) has one
+	// stem through all its versions, so a later version's commit finds
+	// and replaces an earlier one's files.
+	Stem string `json:"stem,omitempty"`
 	// Rows are its rows in this table, by kind (for people).
 	Rows json.RawMessage `json:"rows,omitempty"`
 }
@@ -55,14 +61,22 @@ func (t *Table) refresh() {
 		if s.Summary == nil {
 			continue
 		}
+		var ins []Input
 		var in Input
 		if raw, ok := s.Summary.Properties[SummaryInput]; ok && json.Unmarshal([]byte(raw), &in) == nil {
-			t.committed[in.ID()] = s.Summary.Properties[SummaryRun]
+			ins = append(ins, in)
 		}
-		var ins []Input
-		if raw, ok := s.Summary.Properties[SummaryInputs]; ok && json.Unmarshal([]byte(raw), &ins) == nil {
-			for _, in := range ins {
-				t.committed[in.ID()] = s.Summary.Properties[SummaryRun]
+		var group []Input
+		if raw, ok := s.Summary.Properties[SummaryInputs]; ok && json.Unmarshal([]byte(raw), &group) == nil {
+			ins = append(ins, group...)
+		}
+		for _, in := range ins {
+			t.committed[in.ID()] = s.Summary.Properties[SummaryRun]
+			if in.Stem != "" {
+				if t.stems == nil {
+					t.stems = map[string]string{}
+				}
+				t.stems[in.Stem] = in.ID()
 			}
 		}
 	}
@@ -177,8 +191,9 @@ func (t *Table) lead(ctx context.Context, run string) {
 func (t *Table) commitGroup(ctx context.Context, group []*queued, run string) {
 	var todo []*queued
 	var files []string
+	var replace map[string]bool // stems of inputs committed before in another version
 	ok, err := t.commitWith(ctx, func() (iceberg.Properties, bool, error) {
-		todo, files = todo[:0], files[:0]
+		todo, files, replace = todo[:0], files[:0], nil
 		var ins []Input
 		for _, q := range group {
 			if _, held := t.committed[q.in.ID()]; held {
@@ -187,6 +202,12 @@ func (t *Table) commitGroup(ctx context.Context, group []*queued, run string) {
 			todo = append(todo, q)
 			files = append(files, q.files...)
 			ins = append(ins, q.in)
+			if id, ok := t.stems[q.in.Stem]; ok && q.in.Stem != "" && id != q.in.ID() {
+				if replace == nil {
+					replace = map[string]bool{}
+				}
+				replace[q.in.Stem] = true
+			}
 		}
 		if len(todo) == 0 {
 			return nil, false, nil
@@ -201,6 +222,18 @@ func (t *Table) commitGroup(ctx context.Context, group []*queued, run string) {
 				return err
 			}
 			dfs = append(dfs, df)
+		}
+		if len(replace) > 0 {
+			// An input converted again (grown, rewritten) replaces the
+			// rows its earlier version committed, as its Parquet outputs
+			// are replaced: one overwrite removes their data files.
+			old, err := t.liveFilesOf(ctx, replace)
+			if err != nil {
+				return err
+			}
+			if len(old) > 0 {
+				return tx.ReplaceDataFilesWithDataFiles(ctx, old, dfs, props)
+			}
 		}
 		// A row delta of data files only is a fast append; AddDataFiles
 		// would read every manifest of the table for duplicates, which
@@ -217,6 +250,87 @@ func (t *Table) commitGroup(ctx context.Context, group []*queued, run string) {
 			q.done <- commitResult{err: removeAll(q.files)} // the table holds it already
 		}
 	}
+}
+
+// runSuffix ends a data file's name: "-<run>[.<kind>].parquet", the run
+// as newRunID makes it (time, then eight hex digits).
+var runSuffix = regexp.MustCompile(`-[0-9]{8}T[0-9]{6}-[0-9a-f]{8}(\.[a-z-]+)?\.parquet$`)
+
+// stemOfFile is the input stem a data file of the table is named after
+// ("" for a file cdcetl did not name).
+func (t *Table) stemOfFile(loc string) string {
+	rel, ok := strings.CutPrefix(loc, strings.TrimSuffix(t.tbl.Location(), "/")+"/data/")
+	if !ok {
+		return ""
+	}
+	m := runSuffix.FindStringIndex(rel)
+	if m == nil {
+		return ""
+	}
+	return rel[:m[0]] // partition directories, then the stem
+}
+
+// liveFilesOf lists the data files of the table's current snapshot that
+// inputs of the given stems wrote (below partition directories or not).
+func (t *Table) liveFilesOf(ctx context.Context, stems map[string]bool) ([]iceberg.DataFile, error) {
+	snap := t.tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil, nil
+	}
+	fs, err := t.tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mfs, err := snap.Manifests(fs)
+	if err != nil {
+		return nil, err
+	}
+	var out []iceberg.DataFile
+	for _, m := range mfs {
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		es, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			df := e.DataFile()
+			if s := t.stemOfFile(df.FilePath()); s != "" && ownStem(s, stems) {
+				out = append(out, df)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ownStem reports whether a file's name prefix (partition directories,
+// then its stem) is one of stems: the stem whole, or after directories
+// that are all partition values ("name=value").
+func ownStem(prefix string, stems map[string]bool) bool {
+	if stems[prefix] {
+		return true
+	}
+	for i := 0; i < len(prefix); i++ {
+		if prefix[i] != '/' {
+			continue
+		}
+		dir := prefix[:i]
+		if !stems[prefix[i+1:]] {
+			continue
+		}
+		all := true
+		for _, seg := range strings.Split(dir, "/") {
+			if !strings.Contains(seg, "=") {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // commit runs stage in a transaction on the head it reads, and commits it,

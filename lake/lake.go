@@ -239,6 +239,7 @@ type Table struct {
 	// committed holds the inputs found in the table's snapshots, and seen
 	// the snapshots already read for them.
 	committed map[string]string // input identity → snapshot summary's run
+	stems     map[string]string // input stem → the identity of its latest version
 	seen      map[int64]bool
 
 	// partOf holds the partition values of the partitioned data files

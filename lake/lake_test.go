@@ -109,3 +109,37 @@ func TestIsBusy(t *testing.T) {
 		t.Errorf("isBusy(%v) true", other)
 	}
 }
+
+// TestOwnStem: a data file belongs to an input's stem when its name is the
+// stem's, directly in data/ or below partition directories only; a stem
+// in a subdirectory is not another stem's.
+func TestOwnStem(t *testing.T) {
+	stems := map[string]bool{"b.json": true, "x/a.json~2": true}
+	for prefix, want := range map[string]bool{
+		"b.json":                true,
+		"id_bucket=3/b.json":    true,
+		"p=1/q=x%2Fy/b.json":    true,
+		"a/b.json":              false,
+		"p=1/a/b.json":          false,
+		"x/a.json~2":            true,
+		"g=1/x/a.json~2":        true,
+		"x/a.json":              false,
+		"b.json~2":              false,
+		"id_bucket=3/c/b.json~": false,
+	} {
+		if got := ownStem(prefix, stems); got != want {
+			t.Errorf("ownStem(%q) = %v, want %v", prefix, got, want)
+		}
+	}
+	for name, want := range map[string]bool{
+		"b.json-20261203T101112-0a1b2c3d.parquet":         true,
+		"b.json-20261203T101112-0a1b2c3d.pos-del.parquet": true,
+		"b.json-20261203T101112-0a1b2c3.parquet":          false,
+		"b.json.parquet":                                  false,
+		"b.json-20261203T101112-0a1b2c3d.parquet.tmp":     false,
+	} {
+		if got := runSuffix.MatchString(name); got != want {
+			t.Errorf("runSuffix on %q = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -267,7 +267,7 @@ type partitionedOut interface {
 // (the new file is removed): a rerun after a crash between the commits and
 // the journal commits nothing twice.
 func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
-	in := lake.Input{Path: fr.key.path, Size: fr.readSize, Hash: fr.sha}
+	in := lake.Input{Path: fr.key.path, Size: fr.readSize, Hash: fr.sha, Stem: fr.stem}
 	if err := r.commitTruncates(ctx, fr, st, in); err != nil {
 		return err
 	}
