@@ -84,7 +84,11 @@ func runToBucket(ctx context.Context, cfg Config, files []reader.File) (Stats, e
 	// The journal goes up even after a failure: its entries' outputs are
 	// in the bucket already.
 	if lerr := p.lease.Err(); lerr != nil {
-		return st, lerr // another process has the lock: write nothing more
+		// Another process has the lock: write nothing more, and leave
+		// nothing behind here either.
+		os.RemoveAll(p.staging)
+		p.lease.Release(context.WithoutCancel(ctx))
+		return st, lerr
 	}
 	if ferr := p.finish(context.WithoutCancel(ctx), JournalFile(cfg.Shard), errors.Is(perr, os.ErrNotExist)); err == nil {
 		err = ferr

@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -201,5 +203,71 @@ func TestBucketOwnOutputs(t *testing.T) {
 	st, err = run(base+"in/out/", base+"in/")
 	if err != nil || st.Skipped != 1 || st.Files != 0 {
 		t.Errorf("rerun: its own outputs must not become inputs: %+v, %v", st, err)
+	}
+}
+
+// stallStore is an input store whose Open waits (for up to wait) until
+// release is closed: a run that is still reading when something else
+// happens.
+type stallStore struct {
+	data    []byte
+	opened  chan struct{}
+	release chan struct{}
+	wait    time.Duration
+}
+
+func (s *stallStore) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	select {
+	case s.opened <- struct{}{}:
+	default:
+	}
+	select {
+	case <-s.release:
+	case <-time.After(s.wait):
+	}
+	return io.NopCloser(bytes.NewReader(s.data)), nil
+}
+
+// TestBucketLeaseLostCleansStaging: a run whose bucket lock is taken over
+// while it works stops with the lock's error and leaves no staging
+// directory behind (nor does a run that succeeds).
+func TestBucketLeaseLostCleansStaging(t *testing.T) {
+	bg := context.Background()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	old := bucketLease
+	bucketLease = 300 * time.Millisecond
+	defer func() { bucketLease = old }()
+	out := fmt.Sprintf("mem://lease-%d/out/", time.Now().UnixNano())
+	loc, err := objstore.Open(bg, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &stallStore{data: []byte(canalLines(0, 20)), opened: make(chan struct{}, 1), release: make(chan struct{}), wait: time.Second}
+	cfg := canalConfig(t, 2)
+	cfg.To, cfg.OutDir = ToParquet, out
+	done := make(chan error, 1)
+	go func() {
+		_, err := runToBucket(bg, cfg, []reader.File{{Path: "test://in/a.json", Rel: "a.json", Store: store, Key: "a.json", Size: int64(len(store.data))}})
+		done <- err
+	}()
+	<-store.opened
+	// Another process takes the lock over: the run's next renewal sees it.
+	loc.Bucket.WriteAll(bg, loc.Key(LockName), []byte(`{"holder":"elsewhere/1/x","expires":"2999-01-01T00:00:00Z"}`), nil)
+	err = <-done
+	if err == nil || !strings.Contains(err.Error(), "taken over") {
+		t.Fatalf("err = %v, want the lock's loss", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "cdcetl-staging-*")); len(left) != 0 {
+		t.Errorf("staging left behind: %v", left)
+	}
+	// And a run that succeeds.
+	loc.Bucket.Delete(bg, loc.Key(LockName))
+	close(store.release)
+	if _, err := runToBucket(bg, cfg, []reader.File{{Path: "test://in/a.json", Rel: "a.json", Store: store, Key: "a.json", Size: int64(len(store.data))}}); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "cdcetl-staging-*")); len(left) != 0 {
+		t.Errorf("staging left behind by a run that succeeded: %v", left)
 	}
 }
