@@ -88,6 +88,9 @@ func (l *Location) TakeLease(ctx context.Context, rel string, ttl time.Duration)
 		if err != nil {
 			return nil, nil, err
 		}
+		if holder == ls.holder {
+			break // a retried create whose first try got through
+		}
 		if !live || deadHere(holder) {
 			// Expired (or unreadable): its holder is gone.
 			if err := l.Remove(ctx, ls.key); err != nil {
@@ -133,25 +136,50 @@ func (ls *Lease) create(ctx context.Context) error {
 }
 
 // renew rewrites the lease every ttl/3 after checking it is still ours.
+// A renewal that fails (the server erring or not answering) is tried
+// again until two thirds of the lease's life have passed since the last
+// one that succeeded: a flaky minute must not end a night's run, but a
+// lease that may have expired is given up before another process could
+// take it.
 func (ls *Lease) renew() {
 	defer close(ls.done)
 	t := time.NewTicker(ls.ttl / 3)
 	defer t.Stop()
+	last := time.Now()
 	for {
 		select {
 		case <-ls.stop:
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), ls.ttl/3)
-		holder, _, err := ls.loc.LeaseInfo(ctx, ls.rel)
-		if err == nil && holder != ls.holder {
-			err = fmt.Errorf("lock %s was taken over by %s (this process did not renew it for %s)", ls.loc.Name(ls.key), holder, ls.ttl)
+		var err error
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), ls.ttl/6)
+			var holder string
+			holder, _, err = ls.loc.LeaseInfo(ctx, ls.rel)
+			if err == nil && holder != ls.holder {
+				cancel()
+				err = fmt.Errorf("lock %s was taken over by %s (this process did not renew it for %s)", ls.loc.Name(ls.key), holder, ls.ttl)
+				break
+			}
+			if err == nil {
+				err = ls.loc.Bucket.WriteAll(ctx, ls.key, ls.body(), &blob.WriterOptions{ContentType: "application/json"})
+			}
+			cancel()
+			if err == nil {
+				last = time.Now()
+				break
+			}
+			if time.Since(last) > 2*ls.ttl/3 {
+				err = fmt.Errorf("lock %s could not be renewed for %s (last: %w)", ls.loc.Name(ls.key), time.Since(last).Round(time.Millisecond), err)
+				break
+			}
+			select {
+			case <-ls.stop:
+				return
+			case <-time.After(ls.ttl / 15):
+			}
 		}
-		if err == nil {
-			err = ls.loc.Bucket.WriteAll(ctx, ls.key, ls.body(), &blob.WriterOptions{ContentType: "application/json"})
-		}
-		cancel()
 		if err != nil {
 			ls.mu.Lock()
 			ls.lost = err

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // azblob://
@@ -142,7 +143,13 @@ func Open(ctx context.Context, raw string) (*Location, error) {
 	}
 	b, ok := buckets.open[bu]
 	if !ok {
-		if b, err = blob.OpenBucket(ctx, bu); err != nil {
+		if strings.HasPrefix(bu, "s3://") {
+			u, _ := url.Parse(bu)
+			b, err = openS3(ctx, u)
+		} else {
+			b, err = blob.OpenBucket(ctx, bu)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", raw, err)
 		}
 		buckets.open[bu] = b
@@ -229,13 +236,114 @@ func (l *Location) List(ctx context.Context, skip func(rel string) bool) ([]Obje
 }
 
 // Open streams the object at key (no full download: memory stays
-// bounded whatever its size).
+// bounded whatever its size). A read that fails mid-way (a reset, a body
+// cut short, a stall) goes on from where it was, for as many tries as the
+// policy allows, as long as the object is the one it started reading.
 func (l *Location) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	r, err := l.Bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Name(key), Explain(err))
 	}
-	return r, nil
+	return &resumable{ctx: ctx, loc: l, key: key, r: r, size: r.Size(), mod: r.ModTime(), attempts: CurrentPolicy().Attempts}, nil
+}
+
+// resumable is an object's stream that reopens itself at the offset it
+// reached when a read fails for a reason that may pass.
+type resumable struct {
+	ctx      context.Context
+	loc      *Location
+	key      string
+	r        *blob.Reader
+	off      int64
+	size     int64
+	mod      time.Time
+	attempts int
+	failed   int   // failures since the last byte read
+	err      error // met with bytes, returned by the next Read
+}
+
+func (r *resumable) Read(p []byte) (int, error) {
+	for {
+		err := r.err
+		r.err = nil
+		if err == nil && r.r != nil {
+			n, rerr := r.r.Read(p)
+			r.off += int64(n)
+			if rerr == io.EOF && r.off < r.size {
+				rerr = io.ErrUnexpectedEOF // the server closed early
+			}
+			if n > 0 {
+				r.failed = 0
+				if rerr != nil && rerr != io.EOF {
+					r.err, rerr = rerr, nil // for the next Read
+				}
+				return n, rerr
+			}
+			if rerr == nil {
+				continue
+			}
+			if rerr == io.EOF {
+				return 0, io.EOF
+			}
+			err = rerr
+		}
+		if !transient(r.ctx, err) || r.off >= r.size {
+			return 0, fmt.Errorf("%s: reading at byte %d: %w", r.loc.Name(r.key), r.off, Explain(err))
+		}
+		r.failed++
+		if r.failed >= r.attempts {
+			return 0, fmt.Errorf("%s: reading at byte %d failed %d times in a row (last: %w): the server or the network is failing; check them and run again (inputs already converted are journaled and not read again)", r.loc.Name(r.key), r.off, r.failed, err)
+		}
+		select {
+		case <-r.ctx.Done():
+			return 0, r.ctx.Err()
+		case <-time.After(backoff(r.failed)):
+		}
+		if r.r != nil {
+			r.r.Close()
+			r.r = nil
+		}
+		nr, err := r.loc.Bucket.NewRangeReader(r.ctx, r.key, r.off, -1, nil)
+		if err != nil {
+			if transient(r.ctx, err) {
+				r.err = err
+				continue
+			}
+			return 0, fmt.Errorf("%s: reopening at byte %d: %w", r.loc.Name(r.key), r.off, Explain(err))
+		}
+		if !nr.ModTime().Equal(r.mod) || nr.Size() != r.size {
+			nr.Close()
+			return 0, fmt.Errorf("%s changed while it was read (%d bytes, modified %s; now %d bytes, modified %s): run again to read the new version", r.loc.Name(r.key), r.size, r.mod.Format(time.RFC3339), nr.Size(), nr.ModTime().Format(time.RFC3339))
+		}
+		r.r = nr
+	}
+}
+
+func (r *resumable) Close() error {
+	if r.r == nil {
+		return nil
+	}
+	return r.r.Close()
+}
+
+// transient reports whether a failed read may succeed when tried again:
+// anything but cancellation, a missing object and refused permission.
+func transient(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	switch gcerrors.Code(err) {
+	case gcerrors.NotFound, gcerrors.PermissionDenied, gcerrors.InvalidArgument, gcerrors.Unimplemented:
+		return false
+	}
+	return true
+}
+
+// backoff is the wait before the n-th retry of a read (n ≥ 1): doubling
+// from 100 ms, capped at maxBackoff.
+func backoff(n int) time.Duration {
+	d := 100 * time.Millisecond << min(n-1, 10)
+	return min(d, maxBackoff)
 }
 
 // Explain adds what to do next to the errors a user can fix.
@@ -245,6 +353,10 @@ func Explain(err error) error {
 		return fmt.Errorf("%w (permission denied: check the credentials in the environment and the bucket's policy)", err)
 	case gcerrors.NotFound:
 		return fmt.Errorf("%w (not found: check the bucket name and the region or ?endpoint=)", err)
+	}
+	if gaveUp(err) {
+		p := CurrentPolicy()
+		return fmt.Errorf("%w (gave up after %d tries, each failing or silent for --bucket-timeout %s: check the endpoint and the network, or raise --bucket-timeout or --bucket-attempts for a slow store; inputs already converted are journaled, so a rerun does only what is left)", err, p.Attempts, p.Timeout)
 	}
 	if m := err.Error(); strings.Contains(m, "get credentials") || strings.Contains(m, "could not find default credentials") {
 		return fmt.Errorf("%w (no credentials found: set them in the environment, e.g. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY; or run where a role is attached)", err)

@@ -572,6 +572,14 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		files = mine
 	}
 	if cfg.To == ToIceberg {
+		if cfg.lakeRemote != "" {
+			// iceberg-go's S3 client takes the AWS configuration from the
+			// context: the same deadlines and retries as cdcetl's own.
+			if ctx, err = objstore.WithAWSConfig(ctx, cfg.lakeRemote); err != nil {
+				return Stats{}, setup(err)
+			}
+			r.ctx = ctx
+		}
 		if err := r.openLake(ctx); err != nil {
 			return Stats{}, setup(err)
 		}

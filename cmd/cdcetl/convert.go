@@ -54,6 +54,8 @@ type convertOpts struct {
 	dedup                                      bool
 	noLineage, materialize                     bool
 	shard                                      string
+	bucketTimeout                              time.Duration
+	bucketAttempts                             int
 }
 
 func convertFlags(o *convertOpts) *flag.FlagSet {
@@ -98,7 +100,15 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.failedDir, "failed", "", "move inputs that failed here, with a <name>.err beside each (implies --keep-going)")
 	fs.StringVar(&o.report, "report", "", "write the run's counts, totals and per input, as JSON to this file")
 	fs.StringVar(&o.logFormat, "log-format", "text", "summary and logs on stderr: text or json")
+	bucketFlags(fs, o)
 	return fs
+}
+
+// bucketFlags are the object-storage request policy's flags.
+func bucketFlags(fs *flag.FlagSet, o *convertOpts) {
+	o.bucketTimeout, o.bucketAttempts = objstore.DefaultPolicy.Timeout, objstore.DefaultPolicy.Attempts
+	fs.Var(durationFlag{&o.bucketTimeout}, "bucket-timeout", "buckets: a request with no answer and no progress for this long fails and is tried again (default 1m0s)")
+	fs.IntVar(&o.bucketAttempts, "bucket-attempts", objstore.DefaultPolicy.Attempts, "buckets: tries per request (timeouts, 5xx answers, resets, bodies cut short), with backoff up to 20s between them")
 }
 
 // formatOptionFlags rewrites --canal-json.table.include=x (or with the
@@ -332,6 +342,10 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 // checking everything that can be checked before any input is read.
 func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, error) {
 	var cfg pipeline.Config
+	if o.bucketAttempts < 1 {
+		return cfg, nil, usagef("--bucket-attempts %d: want 1 or more", o.bucketAttempts)
+	}
+	objstore.SetPolicy(objstore.Policy{Timeout: o.bucketTimeout, Attempts: o.bucketAttempts})
 	// file:// URLs name local paths: they are those paths everywhere.
 	for _, p := range []*string{&o.out, &o.deadLetter, &o.failedDir} {
 		if lp, ok := objstore.LocalPath(*p); ok {

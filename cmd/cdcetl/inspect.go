@@ -54,6 +54,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "")
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "")
+	bucketFlags(fs, &o)
 	paths, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, inspectUsage)

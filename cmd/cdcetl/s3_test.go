@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/cdcetl/cdcetl/internal/faultproxy"
 	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/objstore"
 )
@@ -586,6 +588,115 @@ func TestS3MaterializeAfterShards(t *testing.T) {
 		b, err2 := openLoc(t, out).Bucket.ReadAll(context.Background(), openLoc(t, out).Key(filepath.ToSlash(state)))
 		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
 			t.Errorf("round %d: the snapshot's state differs (%v, %v):\n%s\n%s", round, err1, err2, a, b)
+		}
+	}
+}
+
+// TestS3Faults: reading the archive from and writing the outputs to a
+// bucket through a proxy that fails a third of the requests (500s, 503s,
+// resets before and after the server acted, bodies cut short, stalls
+// longer than --bucket-timeout), a conversion converts every row exactly
+// once after at most one rerun; the journal lists every output and no
+// pending file stays. Seeded: the faults are drawn the same way each time
+// (which request meets them depends on the order requests arrive in).
+func TestS3Faults(t *testing.T) {
+	ep, dir, bin, run := s3Test(t, "faults")
+	local, total := shardArchive(t, filepath.Join(dir, "in"))
+	uploadArchive(t, ep, run, local)
+	proxy, err := faultproxy.Start(ep, faultproxy.Config{Seed: 30, Rate: 0.3, Stall: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	outURL := s3URL(proxy.URL, "lake", run)
+	args := []string{"convert", "--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "--to", "json", "-o", outURL, "--workers", "2",
+		"--bucket-timeout", "500ms", "--bucket-attempts", "8",
+		s3URL(proxy.URL, "archive", run+"/a"), s3URL(proxy.URL, "archive", run+"/b")}
+	runs := 0
+	for ; runs < 2; runs++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+		hung := ctx.Err() != nil
+		cancel()
+		if hung {
+			t.Fatalf("run %d hung (killed after 4 minutes)\n%s", runs+1, out)
+		}
+		if err == nil {
+			break
+		}
+		t.Logf("run %d: %v\n%s", runs+1, err, out)
+	}
+	t.Logf("faults met: %v", proxy.Counts())
+	if runs == 2 {
+		t.Fatal("two runs through the faults both failed")
+	}
+	loc := openLoc(t, s3URL(ep, "lake", run))
+	listed := journaledOutputs(t, loc, "_cdcetl_journal.jsonl")
+	outs := flatCopies(t, bucketFiles(t, loc), listed)
+	if len(outs) != 100 {
+		t.Fatalf("%d outputs, want 100", len(outs))
+	}
+	eachRowOnce(t, outs, total)
+	if ok, _ := loc.Bucket.Exists(context.Background(), loc.Key("_cdcetl_pending.jsonl")); ok {
+		t.Error("the pending file is still in the bucket")
+	}
+	for _, f := range []string{"500", "503", "reset before", "reset after", "truncated body", "stall"} {
+		if proxy.Counts()[f] == 0 {
+			t.Errorf("no request met %q: the test did not test it", f)
+		}
+	}
+}
+
+// TestS3NeverAnswers: a server that takes connections and never answers
+// (reading, or writing) fails the run within the deadline and the tries
+// given, exit 1, naming the bucket and what to do, instead of hanging.
+func TestS3NeverAnswers(t *testing.T) {
+	_, dir, bin, _ := s3Test(t, "silent")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c) // read nothing, answer nothing
+		}
+	}()
+	silent := "http://" + ln.Addr().String()
+	local, _ := shardArchive(t, filepath.Join(dir, "in"))
+	for name, args := range map[string][]string{
+		"reading": {"--to", "print", s3URL(silent, "archive", "x/")},
+		"writing": {"-o", s3URL(silent, "lake", "x/"), local[0]},
+	} {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, bin, append([]string{"convert", "--format", "debezium-json", "--schema", "id BIGINT, name STRING",
+			"--bucket-timeout", "300ms", "--bucket-attempts", "2"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		hung := ctx.Err() != nil
+		cancel()
+		if hung {
+			t.Fatalf("%s: hung (killed after 60 s)\n%s", name, out)
+		}
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Errorf("%s: %v, want exit 1\n%s", name, err, out)
+		}
+		if took := time.Since(start); took > 20*time.Second {
+			t.Errorf("%s: took %s to give up", name, took)
+		}
+		msg := string(out)
+		if !strings.Contains(msg, ln.Addr().String()) && !strings.Contains(msg, "s3://") || !strings.Contains(msg, "--bucket-timeout") {
+			t.Errorf("%s: the error names neither the place nor what to do:\n%s", name, msg)
 		}
 	}
 }
