@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/internal/inuse"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 	"github.com/cdcetl/cdcetl/reader"
@@ -55,6 +56,9 @@ func TestFullDisk(t *testing.T) {
 	_, err := Run(context.Background(), cfg, []string{in})
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("err = %v, want ENOSPC", err)
+	}
+	if !strings.Contains(err.Error(), "is full") {
+		t.Errorf("the error does not say the disk is full: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(out, "a-small.json.jsonl")); err != nil {
 		t.Errorf("the file converted before the disk filled is gone: %v", err)
@@ -457,5 +461,57 @@ func TestReconvertedInputLeavesNoStaleTables(t *testing.T) {
 				t.Errorf("journal lists %s", got)
 			}
 		})
+	}
+}
+
+// TestIcebergFullDisk: an Iceberg load whose warehouse (and catalog) fill
+// their disk says the disk is full, whatever SQLite called it.
+func TestIcebergFullDisk(t *testing.T) {
+	out := t.TempDir()
+	if err := exec.Command("mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", out).Run(); err != nil {
+		t.Skipf("cannot mount a small tmpfs here (%v): skipped", err)
+	}
+	defer exec.Command("umount", out).Run()
+	in := filepath.Join(t.TempDir(), "in")
+	os.MkdirAll(in, 0o755)
+	for f := 0; f < 40; f++ {
+		var b strings.Builder
+		for id := f * 1000; id < (f+1)*1000; id++ {
+			fmt.Fprintf(&b, `{"data":[{"id":"%d","v":"%s"}],"old":null,"database":"shop","table":"t","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1700000000000,"ts":1700000000001,"mysqlType":{"id":"int","v":"varchar(64)"}}`+"\n", id, fmt.Sprintf("%x%x", uint64(id)*0x9e3779b97f4a7c15, uint64(id)*0xc2b2ae3d27d4eb4f))
+		}
+		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%02d.json", f)), []byte(b.String()), 0o644)
+	}
+	_, err := Run(context.Background(), Config{Workers: 2, OutDir: out, To: ToIceberg}, []string{in})
+	if err == nil {
+		t.Fatal("a load into a full disk succeeded")
+	}
+	if !strings.Contains(err.Error(), "is full") {
+		t.Errorf("the error does not say the disk is full: %v", err)
+	}
+}
+
+// TestChangedWhileRead: an input that fails and is not the file that was
+// listed (truncated or rewritten meanwhile) says so, besides the error.
+func TestChangedWhileRead(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big.json")
+	full := canalLines(0, 100)
+	cut := full[:len(full)/2+7] // as read after a truncation: a line cut short
+	os.WriteFile(path, []byte(cut), 0o644)
+	cfg := canalConfig(t, 2)
+	cfg.To, cfg.OutDir = ToParquet, filepath.Join(dir, "out")
+	listed := reader.File{Path: path, Rel: "big.json", Size: int64(len(full)), ModTime: 1}
+	_, err := RunFiles(context.Background(), cfg, []reader.File{listed})
+	if err == nil || !strings.Contains(err.Error(), "changed while it was being read") {
+		t.Fatalf("err = %v, want it to say the file changed", err)
+	}
+	var de *decode.Error
+	if !errors.As(err, &de) {
+		t.Errorf("the decode error is not kept: %v", err)
+	}
+	fi, _ := os.Stat(path)
+	same := reader.File{Path: path, Rel: "big.json", Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+	if _, err := RunFiles(context.Background(), cfg, []reader.File{same}); err == nil || strings.Contains(err.Error(), "changed") {
+		t.Errorf("an unchanged file that fails: %v", err)
 	}
 }

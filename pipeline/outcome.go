@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cdcetl/cdcetl/decode"
@@ -47,7 +48,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	if fr.stream != nil {
 		close(fr.stream)
 	}
-	if fr.strict && err != nil && isInputError(err) {
+	if fr.strict && err != nil && isInputError(err, fr.file) {
 		// The optimistic attempt stopped: nothing of it stays, and the
 		// feeder reads the input again for its schemas.
 		r.abortOutputs(fr)
@@ -67,6 +68,9 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 				}
 			}
 		}
+	}
+	if err != nil {
+		err = changedWhileRead(fr.file, err)
 	}
 	committed := false // an output is in place: from here an error leaves it unjournaled
 	if err == nil && r.lake != nil {
@@ -121,7 +125,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	for _, tr := range fr.touched {
 		fs.Tables = append(fs.Tables, *fr.tableStats[tr.id])
 	}
-	keepGoing := err != nil && cfg.KeepGoing && isInputError(err)
+	keepGoing := err != nil && cfg.KeepGoing && isInputError(err, fr.file)
 	if err == nil {
 		e := Entry{Path: fr.key.path, Gen: fr.key.gen, Stem: fr.stem, Size: fr.readSize, ModTime: fr.readMod, Hash: fr.sha,
 			Outputs: fr.outputs, Status: StatusOK, Fingerprint: r.fingerprint, Stats: st, Time: time.Now().UTC()}
@@ -212,6 +216,46 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	return err
 }
 
+// changedWhileRead says so when a local input that failed is no longer
+// the file that was listed: a file truncated or rewritten while it was
+// read fails on a line cut short, which is the change's doing, not a bad
+// message's.
+func changedWhileRead(f reader.File, err error) error {
+	if f.Remote() || errors.Is(err, context.Canceled) {
+		return err
+	}
+	fi, serr := os.Stat(f.Path)
+	if serr != nil {
+		return fmt.Errorf("%w (%s is gone: it was removed or moved while it was being read)", err, f.Path)
+	}
+	if fi.Size() == f.Size && fi.ModTime().UnixNano() == f.ModTime {
+		return err
+	}
+	return fmt.Errorf("%w (%s changed while it was being read: %d bytes when listed, %d now; the error may be the change's doing: run again once the file is complete)", err, f.Path, f.Size, fi.Size())
+}
+
+// explainDiskFull says so when err comes from a full disk under dir:
+// SQLite reports one as "disk I/O error" (extending its shared-memory
+// file) or "database or disk is full", which does not say what to do.
+func explainDiskFull(err error, dir string) error {
+	if err == nil || dir == "" {
+		return err
+	}
+	m := err.Error()
+	if !errors.Is(err, syscall.ENOSPC) && !strings.Contains(m, "disk I/O error") && !strings.Contains(m, "database or disk is full") {
+		return err
+	}
+	var fs syscall.Statfs_t
+	if syscall.Statfs(dir, &fs) != nil {
+		return err
+	}
+	free := int64(fs.Bavail) * int64(fs.Bsize)
+	if free >= 1<<20 && !errors.Is(err, syscall.ENOSPC) {
+		return err // a disk I/O error with room left: not this
+	}
+	return fmt.Errorf("%w (the disk holding %s is full: %d bytes free; free some space and run again: outputs and journal are as they were before the input that failed)", err, dir, free)
+}
+
 // faultBeforeStale, for tests, fails a run between an input's journal
 // entry and the removal of its stale outputs, as a kill there would.
 var faultBeforeStale func() error
@@ -264,11 +308,19 @@ func (r *run) abortOutputs(fr *fileRun) {
 // isInputError reports whether err is about the input itself (a message
 // that cannot be decoded, an unreadable or corrupt file) rather than the
 // system (a full disk, cancellation).
-func isInputError(err error) bool {
+func isInputError(err error, f reader.File) bool {
 	var de *decode.Error
 	var le *reader.LineError
 	var pe *os.PathError
-	return errors.As(err, &de) || errors.As(err, &le) || (errors.As(err, &pe) && !errors.Is(err, context.Canceled))
+	if errors.Is(err, context.Canceled) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS) {
+		return false // the machine's, not the input's: it is tried again
+	}
+	if errors.As(err, &de) || errors.As(err, &le) {
+		return true
+	}
+	// A file error is the input's when it is about the input (it cannot be
+	// opened or read), not about an output.
+	return errors.As(err, &pe) && (pe.Path == f.Path || pe.Path == inputPath(f))
 }
 
 // dispose journals a converted input's entry e with the disposition that

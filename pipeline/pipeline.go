@@ -540,6 +540,7 @@ func (c *Config) OwnDirs() []string {
 // outputs are in place.
 func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, err error) {
 	cfg.defaults()
+	defer func() { err = explainDiskFull(err, cfg.OutDir) }()
 	if cfg.OutDir == "" && cfg.To == ToParquet && cfg.Batches == nil {
 		return Stats{}, setup(errors.New("parquet output needs an output directory (-o DIR)"))
 	}

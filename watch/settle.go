@@ -74,6 +74,14 @@ func (s *Settler) Retry(path string, now time.Time) {
 	}
 }
 
+// RetryAt makes path eligible again at the time at (a failure that may
+// pass, tried again after a backoff).
+func (s *Settler) RetryAt(path string, at time.Time) {
+	if f, ok := s.files[path]; ok {
+		f.done, f.changed = false, at.Add(-s.quiet)
+	}
+}
+
 // Pending is the number of paths not yet handed out.
 func (s *Settler) Pending() int {
 	n := 0

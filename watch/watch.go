@@ -48,6 +48,16 @@ type Options struct {
 // it is handed out again after another quiet period, changed or not.
 var ErrNotDone = errors.New("not done with yet")
 
+// ErrTemporary, wrapped in a handler's error, says the file failed for a
+// reason that is not the file's (a full disk, a catalog that did not
+// answer): it is handed out again after a backoff that doubles from the
+// quiet period up to maxRetryDelay, changed or not.
+var ErrTemporary = errors.New("failed for now")
+
+// maxRetryDelay caps the backoff of a file that keeps failing for a
+// temporary reason.
+const maxRetryDelay = 5 * time.Minute
+
 // Ignored reports whether a name is a temporary or hidden file that is
 // never handed out: ".*", "_*", "*.tmp", "*.part".
 func Ignored(name string) bool {
@@ -141,6 +151,7 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 	// the handler moved away must not make the next new file complete.
 	renamedAway := ""
 	waiting := map[string]bool{} // files reported as still open for writing
+	failures := map[string]int{} // temporary failures in a row, by file
 	for {
 		select {
 		case <-ctx.Done():
@@ -225,8 +236,17 @@ func Watch(ctx context.Context, dir string, opts Options, handle Handler) error 
 						s.Retry(p, time.Now())
 						continue
 					}
+					if errors.Is(err, ErrTemporary) {
+						failures[p]++
+						delay := min(opts.Settle<<min(failures[p]-1, 20), maxRetryDelay)
+						log.Error("file failed; trying again later", "path", p, "error", err.Error(), "retry_in", delay.String(), "failures", failures[p])
+						s.RetryAt(p, time.Now().Add(delay))
+						continue
+					}
+					delete(failures, p)
 					log.Error("file failed", "path", p, "error", err.Error(), "duration", time.Since(start).String())
 				} else {
+					delete(failures, p)
 					log.Debug("file handled", "path", p, "duration", time.Since(start).String())
 				}
 				if _, err := os.Stat(p); err != nil {

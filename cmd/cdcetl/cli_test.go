@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -164,5 +165,54 @@ func TestProfiles(t *testing.T) {
 		if p == mem && !bytes.Contains(body, []byte("alloc_space")) {
 			t.Errorf("%s has no allocation samples", p)
 		}
+	}
+}
+
+// TestReportCheckedFirst: --report into a directory that does not exist is
+// a usage error before anything is read or written.
+func TestReportCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.json")
+	os.WriteFile(in, []byte(`{"data":[{"id":"1"}],"type":"INSERT"}`+"\n"), 0o644)
+	var stderr bytes.Buffer
+	code := run([]string{"convert", "--format", "canal-json", "--schema", "id INT", "-o", filepath.Join(dir, "out"),
+		"--report", filepath.Join(dir, "missing", "r.json"), in}, io.Discard, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "--report") {
+		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+		t.Errorf("the conversion ran before the report was found unwritable: %v", err)
+	}
+}
+
+// TestRerunFinishesPendingMoves: a move that failed (its target on a
+// read-only mount) leaves the input converted with its move pending, exit
+// 3; once the target is writable, a rerun says it finished the move rather
+// than "nothing to do".
+func TestRerunFinishesPendingMoves(t *testing.T) {
+	dir := t.TempDir()
+	done := filepath.Join(dir, "done")
+	os.MkdirAll(done, 0o755)
+	if err := exec.Command("mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", done).Run(); err != nil {
+		t.Skipf("cannot mount a read-only tmpfs here (%v): skipped", err)
+	}
+	defer exec.Command("umount", done).Run()
+	in := filepath.Join(dir, "in")
+	os.MkdirAll(in, 0o755)
+	os.WriteFile(filepath.Join(in, "a.json"), []byte(`{"data":[{"id":"1"}],"type":"INSERT"}`+"\n"), 0o644)
+	args := []string{"convert", "--format", "canal-json", "--schema", "id INT", "-o", filepath.Join(dir, "out"), "--on-success", "move=" + done, in}
+	var stderr bytes.Buffer
+	if code := run(args, io.Discard, &stderr); code != exitPartial || !strings.Contains(stderr.String(), "--on-success keep") {
+		t.Fatalf("first run: exit %d: %s", code, stderr.String())
+	}
+	if err := exec.Command("mount", "-o", "remount,rw", done).Run(); err != nil {
+		t.Skipf("cannot remount: %v", err)
+	}
+	stderr.Reset()
+	if code := run(args, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "1 moved") || strings.Contains(stderr.String(), "nothing to do") {
+		t.Fatalf("rerun: exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(done, "a.json")); err != nil {
+		t.Error(err)
 	}
 }

@@ -180,6 +180,13 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	if o.report != "" {
+		// A report that cannot be written must not be found out only
+		// after a night's conversion.
+		if err := checkWritable(o.report); err != nil {
+			return usagef("--report %s: %v", o.report, err)
+		}
+	}
 	cfg.Stdout = stdout
 	// --workers N means N cores: decoding, writing and GC share them, so a
 	// one-worker run is a one-core run (and comparable with one-thread
@@ -267,6 +274,11 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 		fmt.Fprintf(stderr, "cdcetl: no input files under %s (below a directory, names starting with '.' or '_' are skipped)\n", strings.Join(paths, ", "))
 		return
 	case err == nil && st.Files == 0:
+		if moved, deleted := disposals(st); moved+deleted > 0 {
+			fmt.Fprintf(stderr, "cdcetl: all %d inputs were already converted into %s; finished what an earlier run left pending: %d moved, %d deleted\n",
+				st.Skipped, cfg.OutDir, moved, deleted)
+			return
+		}
 		fmt.Fprintf(stderr, "cdcetl: nothing to do: all %d inputs were already converted into %s (journal %s; --force converts them again)\n",
 			st.Skipped, cfg.OutDir, pipeline.JournalName)
 		return
@@ -831,6 +843,38 @@ func newReport(st pipeline.Stats, runErr error, started time.Time, cfg pipeline.
 		rep.Error = runErr.Error()
 	}
 	return rep
+}
+
+// disposals counts the inputs a run moved and deleted.
+func disposals(st pipeline.Stats) (moved, deleted int) {
+	for _, f := range st.PerFile {
+		switch f.Disposed {
+		case pipeline.DisposedMoved:
+			moved++
+		case pipeline.DisposedDeleted:
+			deleted++
+		}
+	}
+	return moved, deleted
+}
+
+// checkWritable checks that a file can be made at path (its directory
+// exists and takes files), leaving nothing behind.
+func checkWritable(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("its directory: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // writeReport writes the report atomically (temp file, sync, rename).

@@ -92,6 +92,11 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		st, err := pipeline.RunFiles(ctx, cfg, []reader.File{{Path: path, Rel: rel, Size: info.Size(), ModTime: info.ModTime().UnixNano()}})
 		total.Add(st)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, pipeline.ErrPartial) && !errors.Is(err, pipeline.ErrNotDisposed) {
+			// Not the file's fault (a full disk, an unreachable catalog):
+			// nothing of it was kept; it is tried again after a backoff.
+			err = fmt.Errorf("%w: %w", watch.ErrTemporary, err)
+		}
 		for _, f := range st.PerFile {
 			if f.Deferred != "" && err == nil {
 				// Still being written, or changed while converted: the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -253,4 +254,81 @@ func TestWatchSlowWriterMove(t *testing.T) {
 		t.Errorf("done/slow.json holds %d lines, want %d", n, rows)
 	}
 	eachRowOnce(t, []string{filepath.Join(out, "slow.json.jsonl")}, rows)
+}
+
+// TestWatchRetriesAfterDiskFull: a file that fails for a reason that is
+// not its own (the output disk is full) is tried again after a backoff,
+// and converted once space is freed, without being dropped in again.
+func TestWatchRetriesAfterDiskFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real file-system watching")
+	}
+	dir := t.TempDir()
+	landing, out := filepath.Join(dir, "landing"), filepath.Join(dir, "out")
+	os.MkdirAll(landing, 0o755)
+	os.MkdirAll(out, 0o755)
+	if err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", out).Run(); err != nil {
+		t.Skipf("cannot mount a small tmpfs here (%v): skipped", err)
+	}
+	defer exec.Command("umount", out).Run()
+	filler := filepath.Join(out, "filler")
+	os.WriteFile(filler, make([]byte, 200<<10), 0o644)
+	args := []string{"--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING",
+		"--to", "json", "--settle", "100ms", landing, "-o", out}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var stderr syncBuffer
+	go func() {
+		defer wg.Done()
+		if err := runWatch(ctx, args, io.Discard, &stderr); err != nil {
+			t.Errorf("watch: %v", err)
+		}
+	}()
+	var b strings.Builder
+	for r := 0; r < 3000; r++ {
+		fmt.Fprintf(&b, `{"before":null,"after":{"id":%d,"name":"%s"},"op":"c"}`+"\n", r, strings.Repeat("n", r%50))
+	}
+	os.WriteFile(filepath.Join(landing, "a.json"), []byte(b.String()), 0o644)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(stderr.String(), "trying again later") {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), "trying again later") {
+		cancel()
+		wg.Wait()
+		t.Fatalf("no temporary failure logged:\n%s", stderr.String())
+	}
+	os.Remove(filler)
+	output := filepath.Join(out, "a.json.jsonl")
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(output); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	if _, err := os.Stat(output); err != nil {
+		t.Fatalf("not converted once space was freed: %v\n%s", err, stderr.String())
+	}
+	eachRowOnce(t, []string{output}, 3000)
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
