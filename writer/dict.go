@@ -13,7 +13,10 @@ import (
 // longer ones, and it compares candidates against the dictionary values
 // themselves. A Go map cost twice as much per value, a tenth of a one-core
 // run. Probe sequences are bounded: a table whose values collide too much
-// (hostile input) gives up on the short hash and uses maphash for all.
+// (hostile input) gives up on the short hash and uses maphash for all;
+// if even maphash collides that much (only by chance), probes go on to
+// the first empty slot, which always exists at a load of one half: the
+// table's size depends on the number of values only, never on luck.
 type dictTable struct {
 	// slots hold a value's offset in dictValues.plain (high half) and its
 	// index + 1 (low half); 0 is empty. The offset lets find compare
@@ -23,6 +26,7 @@ type dictTable struct {
 	seed   maphash.Seed
 	k0, k1 uint64 // per-table keys of the short hash
 	full   bool   // maphash for every value (collisions were too many)
+	long   bool   // probe sequences unbounded (maphash collided too)
 }
 
 // maxProbe bounds a probe sequence (a variable so tests can force the fallbacks).
@@ -60,7 +64,7 @@ func (t *dictTable) find(v []byte, vals *dictValues) int32 {
 	}
 	mask := uint64(len(t.slots) - 1)
 	h := t.hash(v) & mask
-	for range maxProbe {
+	for range t.probes() {
 		s := t.slots[h]
 		if s == 0 {
 			return -1
@@ -90,7 +94,7 @@ func (t *dictTable) add(i int32, vals *dictValues) {
 func (t *dictTable) insert(i int32, vals *dictValues) bool {
 	mask := uint64(len(t.slots) - 1)
 	h := t.hash(vals.get(i)) & mask
-	for range maxProbe {
+	for range t.probes() {
 		if t.slots[h] == 0 {
 			t.slots[h] = uint64(vals.spans[i].off)<<32 | uint64(i+1)
 			return true
@@ -100,20 +104,37 @@ func (t *dictTable) insert(i int32, vals *dictValues) bool {
 	return false
 }
 
+// probes bounds a probe sequence: maxProbe, or the whole table once
+// sequences are unbounded.
+func (t *dictTable) probes() int {
+	if t.long {
+		return len(t.slots)
+	}
+	return maxProbe
+}
+
 // rehash rebuilds the table with n slots (a power of two is made of it).
+// A value that does not fit within the probe bound makes every value go
+// by maphash, then (maphash collides this much only by chance) lifts the
+// bound; the size stays n either way, so a hostile or unlucky set of
+// values costs probes, never memory.
 func (t *dictTable) rehash(vals *dictValues, n int) {
-	t.slots = make([]uint64, 1<<bits.Len(uint(n-1)))
-	for i := range vals.len() {
-		if !t.insert(int32(i), vals) {
-			// Too many collisions: first maphash for every value, then (it
-			// collides this much only by chance) more room.
-			if !t.full {
-				t.full = true
-			} else {
-				n = 2 * len(t.slots)
+	for {
+		t.slots = make([]uint64, 1<<bits.Len(uint(n-1)))
+		ok := true
+		for i := range vals.len() {
+			if !t.insert(int32(i), vals) {
+				ok = false
+				break
 			}
-			t.rehash(vals, n)
+		}
+		if ok {
 			return
+		}
+		if !t.full {
+			t.full = true
+		} else {
+			t.long = true // at a load of at most one half, always fits
 		}
 	}
 }
@@ -121,7 +142,7 @@ func (t *dictTable) rehash(vals *dictValues, n int) {
 // reset empties the table for the next chunk, keeping its memory.
 func (t *dictTable) reset() {
 	clear(t.slots)
-	t.full = false
+	t.full, t.long = false, false
 }
 
 // dictValues is a chunk's dictionary: the values end to end as its PLAIN

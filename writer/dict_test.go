@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -71,6 +72,11 @@ func TestDictTable(t *testing.T) {
 			}
 			if probe == 1 && !tab.full {
 				t.Errorf("probe bound 1: the table never fell back to maphash")
+			}
+			// The size follows the number of values, whatever collided: a
+			// table that doubled until nothing collided reached 2^35 slots.
+			if limit := 2 << bits.Len(uint(max(64, 2*len(ref))-1)); len(tab.slots) > limit {
+				t.Fatalf("probe %d: %d slots for %d values (at most %d)", probe, len(tab.slots), len(ref), limit)
 			}
 			tab.reset()
 			if i := tab.find(vals.get(0), &vals); i != -1 {
