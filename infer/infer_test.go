@@ -179,3 +179,16 @@ func TestFormMatch(t *testing.T) {
 		}
 	})
 }
+
+// TestMaxwellEventTimes: Maxwell writes ts in seconds in row records and
+// in milliseconds in DDL records; both give the same instant's
+// milliseconds.
+func TestMaxwellEventTimes(t *testing.T) {
+	fe := NewFileEvidence("maxwell-json", 0, Options{})
+	fe.Observe([]byte(`{"database":"test","table":"tb","type":"table-create","ts":1452637552000,"sql":"create table tb (id int)","def":{"database":"test","table":"tb","columns":[{"type":"int","name":"id","signed":true}],"primary-key":["id"]}}`), 1)
+	fe.Observe([]byte(`{"database":"test","table":"tb","type":"insert","ts":1452637553,"data":{"id":1}}`), 2)
+	e := fe.Of(fe.Tables()[0])
+	if e.FirstEventMilli != 1452637552000 || e.LastEventMilli != 1452637553000 {
+		t.Errorf("events %d .. %d, want 1452637552000 .. 1452637553000", e.FirstEventMilli, e.LastEventMilli)
+	}
+}

@@ -504,7 +504,7 @@ func (fe *FileEvidence) maxwell(msg []byte, p Pos) {
 		sep()
 		fe.pos = append(append(fe.pos, "xoffset="...), f[6].v...)
 	}
-	e.event(f[3].int()*1000, fe.pos)
+	e.event(maxwellMilli(f[3].int()), fe.pos)
 	switch typ {
 	case "insert", "update", "delete", "bootstrap-insert":
 	default:
@@ -545,6 +545,16 @@ func (fe *FileEvidence) maxwell(msg []byte, p Pos) {
 	case "delete":
 		e.Rows[3]++
 	}
+}
+
+// maxwellMilli reads Maxwell's ts: seconds in row records, milliseconds in
+// DDL records (table-create, table-alter, ...). A count of seconds that
+// large would be past the year 5000.
+func maxwellMilli(ts int64) int64 {
+	if ts >= 100_000_000_000 {
+		return ts
+	}
+	return ts * 1000
 }
 
 var oggPaths = [][]string{{"table"}, {"op_type"}, {"op_ts"}, {"pos"}, {"primary_keys"}, {"before"}, {"after"}}

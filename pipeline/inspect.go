@@ -134,6 +134,13 @@ func Inspect(ctx context.Context, cfg Config, paths []string) (*Inspection, erro
 	return ins, nil
 }
 
+// printableMilli reports whether an event time (epoch milliseconds) is one
+// JSON and RFC 3339 can say (years 0 to 9999): a producer's odd value
+// leaves the time out rather than failing the report.
+func printableMilli(m int64) bool {
+	return m >= -62167219200000 && m < 253402300800000
+}
+
 // inspectFile detects an input's format and reads it whole for its
 // evidence, keeping the tables the filters pass.
 func inspectFile(ctx context.Context, cfg *Config, f reader.File, idx int) (*infer.FileEvidence, InspectedFile, error) {
@@ -173,7 +180,7 @@ func inspectFile(ctx context.Context, cfg *Config, f reader.File, idx int) (*inf
 		if len(e.Control) > 0 {
 			ft.Control = e.Control
 		}
-		if e.FirstEventMilli > 0 {
+		if e.FirstEventMilli > 0 && printableMilli(e.FirstEventMilli) && printableMilli(e.LastEventMilli) {
 			a, b := time.UnixMilli(e.FirstEventMilli).UTC(), time.UnixMilli(e.LastEventMilli).UTC()
 			ft.FirstEvent, ft.LastEvent = &a, &b
 		}
