@@ -196,12 +196,15 @@ func FuzzHints(f *testing.F) {
 	for _, s := range []string{
 		`{"schema":{},"payload":{"op":"c","after":{"id":1}}}`, `{"database":"d","table":"t","type":"insert","data":{"id":1}}`,
 		`{"data":[{"id":"1"}],"type":"ALTER","isDdl":true}`, `{"op_type":"I","table":"A.B","after":{"ID":1}}`, `{"a":`, `[]`, ``,
+		`{"data":null,"isDdl":true,"sql":"CREATE TABLE t (id int)","type":"CREATE"}`, `{"type":"table-create","sql":"create table t (id int)","def":{}}`,
+		`{"status":"END","id":"1:2","event_count":2}`, `{"source":{"db":"d"},"ddl":"CREATE TABLE t (id INT)","tableChanges":[]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	errs := []error{errorf(ErrUnknownOp, "x"), errorf(ErrType, "y"), &msgError{off: 0, err: errorf(ErrType, "z"), hint: "h"}}
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		Sniff(msg)
+		Detect([][]byte{msg, msg}, 1)
 		TableOf(msg)
 		for _, fm := range Formats() {
 			for _, e := range errs {

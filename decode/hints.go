@@ -23,6 +23,9 @@ type Sniffed struct {
 	SchemaInclude bool
 	// Keys are the top-level keys that decided it.
 	Keys []string
+	// Control: a record that carries no rows (a DDL record, a transaction
+	// marker). It tells the format only when no row record does.
+	Control bool
 }
 
 // Sniff reads a message's top-level keys and says which format's envelope
@@ -30,7 +33,11 @@ type Sniffed struct {
 // "mysqlType", "sqlType" or "es"), Maxwell ("database", "table", "type"
 // and "data", lower-case types), GoldenGate ("op_type" and "table"),
 // Debezium ("op" with "before"/"after"/"source", or a "schema"/"payload"
-// envelope). TiCDC's canal-json counts as Canal.
+// envelope). TiCDC's canal-json counts as Canal. Records that carry no
+// rows tell the format too: Canal's DDL records ("isDdl": true, "sql"),
+// Maxwell's ("table-*" or "database-*" types with "sql"), Debezium's
+// transaction markers ("status" BEGIN or END, "id", "event_count") and
+// schema changes ("ddl" or "tableChanges" with "source").
 func Sniff(msg []byte) Sniffed {
 	msg = bytes.TrimPrefix(msg, []byte("\xef\xbb\xbf"))
 	keys := map[string]jsonparser.ValueType{}
@@ -84,6 +91,14 @@ func Sniff(msg []byte) Sniffed {
 		return Sniffed{Format: "canal-json", Keys: found("data", "type", "isDdl", "pkNames", "mysqlType", "sqlType")}
 	case has("database") && has("table") && has("type") && has("data", jsonparser.Object) && isLower(typ):
 		return Sniffed{Format: "maxwell-json", Keys: found("database", "table", "type", "data")}
+	case has("isDdl", jsonparser.Boolean) && has("sql", jsonparser.String) && has("type", jsonparser.String):
+		return Sniffed{Format: "canal-json", Keys: found("isDdl", "sql", "type"), Control: true}
+	case has("sql", jsonparser.String) && has("type", jsonparser.String) && (bytes.HasPrefix(typ, []byte("table-")) || bytes.HasPrefix(typ, []byte("database-"))):
+		return Sniffed{Format: "maxwell-json", Keys: found("type", "sql", "database", "def"), Control: true}
+	case has("status", jsonparser.String) && has("id") && has("event_count"):
+		return Sniffed{Format: "debezium-json", Keys: found("status", "id", "event_count", "data_collections"), Control: true}
+	case has("source", jsonparser.Object) && (has("ddl") || has("tableChanges", jsonparser.Array)):
+		return Sniffed{Format: "debezium-json", Keys: found("source", "ddl", "tableChanges"), Control: true}
 	}
 	return Sniffed{}
 }
@@ -325,14 +340,20 @@ func unq(v []byte) string {
 // evidence names the keys that decided; an input whose messages disagree
 // is an error naming the line and both formats.
 func Detect(lines [][]byte, firstLine int) (f *Format, schemaInclude bool, evidence string, err error) {
-	var found Sniffed
-	foundLine := 0
+	var found, control Sniffed
+	foundLine, controlLine := 0, 0
 	for i, l := range lines {
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
 		s := Sniff(l)
 		if s.Format == "" {
+			continue
+		}
+		if s.Control {
+			if control.Format == "" {
+				control, controlLine = s, firstLine+i
+			}
 			continue
 		}
 		if found.Format == "" {
@@ -343,6 +364,11 @@ func Detect(lines [][]byte, firstLine int) (f *Format, schemaInclude bool, evide
 			return nil, false, "", fmt.Errorf("%w: line %d looks like %s (it has %s) but line %d like %s (it has %s): give --format, or keep each format in files of its own",
 				ErrDetect, foundLine, found.describe(), quoteKeys(found.Keys), firstLine+i, s.describe(), quoteKeys(s.Keys))
 		}
+	}
+	if found.Format == "" && control.Format != "" {
+		// Only records without rows (a file of DDL records, a transaction
+		// topic): their format, and no rows to come of them.
+		found, foundLine = control, controlLine
 	}
 	if found.Format == "" {
 		return nil, false, "", fmt.Errorf("%w: no message among the first lines has the keys of a CDC format (Canal: data, type, isDdl; Maxwell: database, table, type, data; GoldenGate: op_type, table; Debezium: op and before/after, or schema/payload): give --format", ErrDetect)

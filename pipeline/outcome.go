@@ -315,7 +315,8 @@ func isInputError(err error, f reader.File) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS) {
 		return false // the machine's, not the input's: it is tried again
 	}
-	if errors.As(err, &de) || errors.As(err, &le) {
+	var rpe *reader.PathError // about the input by construction (its format cannot be told)
+	if errors.As(err, &de) || errors.As(err, &le) || errors.As(err, &rpe) {
 		return true
 	}
 	// A file error is the input's when it is about the input (it cannot be

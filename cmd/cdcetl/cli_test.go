@@ -216,3 +216,62 @@ func TestRerunFinishesPendingMoves(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestControlOnlyFilesAndUntellable: files of records without rows (Canal
+// and Maxwell DDL records, a Debezium transaction topic, Debezium schema
+// changes) are normal in real archives: without a schema their format is
+// told from those records and they convert to zero rows, counted as
+// control. A file whose format really cannot be told is, with
+// --keep-going, a failed input: journaled, moved to --failed with its
+// .err, "failed" in the report, exit 3; the other files are converted.
+func TestControlOnlyFilesAndUntellable(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	os.MkdirAll(in, 0o755)
+	files := map[string]string{
+		"canal-ddl.json":     `{"data":null,"database":"shop","es":1589373515000,"id":3,"isDdl":true,"mysqlType":null,"old":null,"pkNames":null,"sql":"CREATE TABLE t (id int)","sqlType":null,"table":"t","ts":1589373515983,"type":"CREATE"}`,
+		"maxwell-ddl.json":   `{"type":"table-create","database":"shop","table":"t","def":{"database":"shop","table":"t","columns":[{"type":"int","name":"id","signed":true}],"primary-key":["id"]},"ts":1452637552000,"sql":"create table t (id int)"}`,
+		"dbz-tx.json":        `{"status":"BEGIN","id":"571:53195829","event_count":null,"data_collections":null,"ts_ms":1700000000000}` + "\n" + `{"status":"END","id":"571:53195829","event_count":2,"data_collections":[{"data_collection":"s1.a","event_count":2}],"ts_ms":1700000000001}`,
+		"dbz-schema.json":    `{"source":{"version":"2.5.0.Final","connector":"mysql","name":"srv","ts_ms":0,"db":"inventory","table":"t"},"databaseName":"inventory","ddl":"CREATE TABLE t (id INT)","tableChanges":[]}`,
+		"good.json":          `{"data":[{"id":"1"}],"database":"shop","table":"t","type":"INSERT","pkNames":["id"],"mysqlType":{"id":"int"},"isDdl":false}`,
+		"not-cdc/notes.json": `{"hello":"world"}`,
+	}
+	for name, content := range files {
+		p := filepath.Join(in, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(content+"\n"), 0o644)
+	}
+	out, failed, report := filepath.Join(dir, "out"), filepath.Join(dir, "failed"), filepath.Join(dir, "r.json")
+	var stderr bytes.Buffer
+	code := run([]string{"convert", "--keep-going", "--failed", failed, "--report", report, "-o", out, in}, io.Discard, &stderr)
+	if code != exitPartial {
+		t.Fatalf("exit %d, want %d: %s", code, exitPartial, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(failed, "not-cdc", "notes.json.err")); err != nil {
+		t.Errorf("the untellable file was not moved to --failed with its .err: %v", err)
+	}
+	var rep struct {
+		Failed  int   `json:"failed_inputs"`
+		Control int64 `json:"control"`
+		PerFile []struct {
+			Path   string `json:"path"`
+			Status string `json:"status"`
+		} `json:"per_file"`
+	}
+	data, _ := os.ReadFile(report)
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 1 || len(rep.PerFile) != len(files) || rep.Control != 5 {
+		t.Errorf("report: %s", data)
+	}
+	for _, f := range rep.PerFile {
+		want := "ok"
+		if strings.HasSuffix(f.Path, "notes.json") {
+			want = "failed"
+		}
+		if f.Status != want {
+			t.Errorf("%s: status %q, want %q", f.Path, f.Status, want)
+		}
+	}
+}
