@@ -83,6 +83,9 @@ func (fe *FileEvidence) Tables() []Key { return fe.order }
 func (fe *FileEvidence) Of(k Key) *Evidence { return fe.tables[k] }
 
 func (fe *FileEvidence) table(k Key) *Evidence {
+	if k.Name == "" {
+		k = Unnamed
+	}
 	e := fe.tables[k]
 	if e == nil {
 		e = &Evidence{cols: map[string]*colEvidence{}, Control: map[string]int64{}, FirstEventMilli: -1}

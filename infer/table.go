@@ -26,6 +26,13 @@ type Key struct {
 
 func (k Key) String() string { return k.Namespace + "." + k.Name }
 
+// Unnamed is the table of the messages that name no table (Canal without
+// "database" and "table", Debezium events whose source names none): their
+// rows get a table of their own rather than rows of no columns. When only
+// heartbeats and transaction markers reach it, it has no columns and no
+// rows, and is neither listed nor written.
+var Unnamed = Key{Namespace: "default", Name: "unnamed"}
+
 // Pos is where evidence was met: the input's index in the run, and the
 // line.
 type Pos struct {

@@ -115,8 +115,8 @@ func Inspect(ctx context.Context, cfg Config, paths []string) (*Inspection, erro
 		ins.Files = append(ins.Files, r.file)
 	}
 	for _, t := range tables.All() {
-		if t.Key == (infer.Key{}) {
-			continue // heartbeats, transaction markers: no table, no schema
+		if len(t.Columns) == 0 {
+			continue // heartbeats, transaction markers, DDL only: no columns, nothing to write
 		}
 		if t.Format == "" {
 			t.Format = tables.Format
@@ -173,7 +173,7 @@ func inspectFile(ctx context.Context, cfg *Config, f reader.File, idx int) (*inf
 	for _, k := range ev.Tables() {
 		e := ev.Of(k)
 		name := k.String()
-		if k == (infer.Key{}) {
+		if k == infer.Unnamed && e.Messages == 0 {
 			name = "(no table)" // heartbeats, transaction markers
 		}
 		ft := InspectedFileTable{Table: name, Namespace: k.Namespace, Name: k.Name, Messages: e.Messages, Rows: RowCounts(e.Rows)}

@@ -532,6 +532,12 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 		}
 		last = routeCache{named: named, ns: ns, tbl: tbl, tr: r.router.none}
 		seen = true
+		if !named && fr.tables[infer.Unnamed] != nil {
+			// A message that names no table: infer.Unnamed's rows, when
+			// the input has any (else heartbeats and markers, decoded by
+			// none; one that has rows after all stops the attempt below).
+			last.tr = fr.tables[infer.Unnamed]
+		}
 		if named {
 			k := routeKey(ns, tbl, esc)
 			switch {
@@ -655,6 +661,13 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 				res.err = decode.Locate(fmt.Errorf("cannot tell the message's table"), pos.File, pos.Line, pos.Offset)
 				return false
 			}
+		}
+		if tr == r.router.none && out.Rows > 0 {
+			// Rows of a message that names no table, and the input's
+			// tables have no infer.Unnamed yet: its evidence is needed.
+			td.b.Rollback(0)
+			res.err = decode.Locate(fmt.Errorf("%w: %s", errNewTable, infer.Unnamed), pos.File, pos.Line, pos.Offset)
+			return false
 		}
 		r.account(job, res, out, pos, msg)
 		if td.b.Len() >= rd.batchRows(cfg.BatchRows) {

@@ -404,12 +404,12 @@ func sampleNewTables(ctx context.Context, cfg *Config, fr *fileRun) (*infer.File
 	ev := infer.NewFileEvidence(fr.format.Name, fr.idx, infer.Options{SchemaInclude: fr.schemaInclude})
 	taken := map[infer.Key]*int{} // bytes observed, by new table
 	// The last message's table, looked up once per run of its messages;
-	// taken is nil for a table not sampled. A message names a table by
-	// one non-empty name at least, so the empty start matches none.
+	// taken is nil for a table not sampled.
 	var last struct {
 		ns, tbl []byte
 		esc     bool
 		taken   *int
+		seen    bool
 	}
 	for {
 		ch, ok := chunks.Next()
@@ -418,11 +418,11 @@ func sampleNewTables(ctx context.Context, cfg *Config, fr *fileRun) (*infer.File
 		}
 		ch.Lines(func(l []byte, pos reader.Pos) bool {
 			ns, tbl, esc, named := decode.RouteRaw(fr.format, fr.schemaInclude, l)
-			if !named || len(ns) == 0 && len(tbl) == 0 {
-				return true // no table's message (heartbeats, markers)
+			if !named {
+				ns, tbl, esc = nil, nil, false // names no table: infer.Unnamed's
 			}
-			if esc != last.esc || !bytes.Equal(ns, last.ns) || !bytes.Equal(tbl, last.tbl) {
-				last.ns, last.tbl, last.esc = append(last.ns[:0], ns...), append(last.tbl[:0], tbl...), esc
+			if !last.seen || esc != last.esc || !bytes.Equal(ns, last.ns) || !bytes.Equal(tbl, last.tbl) {
+				last.ns, last.tbl, last.esc, last.seen = append(last.ns[:0], ns...), append(last.tbl[:0], tbl...), esc, true
 				last.taken = nil
 				if k := routeKey(ns, tbl, esc); fr.tables[k] == nil && tableFilter(cfg, k.Namespace, k.Name) {
 					if taken[k] == nil {
@@ -451,6 +451,9 @@ func sampleNewTables(ctx context.Context, cfg *Config, fr *fileRun) (*infer.File
 // routeKey is the table a message names by its raw (ns, tbl), escaped
 // or not.
 func routeKey(ns, tbl []byte, esc bool) infer.Key {
+	if len(tbl) == 0 {
+		return infer.Unnamed // as infer keys a message that names no table
+	}
 	if esc {
 		ns, tbl = unescapeJSON(ns), unescapeJSON(tbl)
 	}

@@ -1,0 +1,84 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/internal/testutil"
+)
+
+// TestMessagesNamingNoTable: without a schema, rows of messages that name
+// no table (Canal without "database" and "table") get a table of their
+// own, infer.Unnamed, with their columns and values: never rows of no
+// columns. They may come after the first chunk's tables (the strict
+// attempt stops and samples them); the result is that of the input
+// converted as one chunk. Heartbeats and transaction markers, which name
+// no table either, make no table.
+func TestMessagesNamingNoTable(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.json")
+	var b strings.Builder
+	b.WriteString(shopLines("t", 0, 30))
+	for id := 100; id < 130; id++ {
+		fmt.Fprintf(&b, `{"data":[{"id":"%d","v":"u%d"}],"old":null,"pkNames":["id"],"isDdl":false,"type":"INSERT","es":1700000000000,"ts":1700000000001,"mysqlType":{"id":"int","v":"varchar(8)"}}`+"\n", id, id)
+	}
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	tables := func(out string, chunk int) map[string][]string {
+		t.Helper()
+		st, err := Run(context.Background(), Config{Workers: 2, ChunkSize: chunk, OutDir: out, To: ToParquet, NoLineage: true}, []string{in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Rows[0] != 60 {
+			t.Fatalf("%d inserts, want 60", st.Rows[0])
+		}
+		got := map[string][]string{}
+		for _, tbl := range []string{filepath.Join("shop", "t"), filepath.Join(infer.Unnamed.Namespace, infer.Unnamed.Name)} {
+			cols, rows, err := testutil.ReadColumns(filepath.Join(out, tbl, "in.json.parquet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[tbl] = []string{strings.Join(cols, ",")}
+			for _, r := range rows {
+				got[tbl] = append(got[tbl], strings.Join(r, ","))
+			}
+		}
+		return got
+	}
+	whole := tables(filepath.Join(dir, "whole"), 1<<20)
+	small := tables(filepath.Join(dir, "small"), 600)
+	unnamed := filepath.Join(infer.Unnamed.Namespace, infer.Unnamed.Name)
+	if got := whole[unnamed]; len(got) != 31 || got[0] != "_rowkind,id,v,_unchanged" || got[1] != "+I,100,u100,[]" {
+		t.Fatalf("the unnamed table: %q", got)
+	}
+	for k := range whole {
+		if !slices.Equal(whole[k], small[k]) {
+			t.Errorf("%s: converted in small chunks %q, as one %q", k, small[k], whole[k])
+		}
+	}
+
+	// Debezium heartbeats and transaction markers between rows: no table.
+	dbz := filepath.Join(dir, "dbz.json")
+	var d strings.Builder
+	for id := 0; id < 40; id++ {
+		fmt.Fprintf(&d, `{"before":null,"after":{"id":%d},"source":{"db":"inv","table":"a"},"op":"c","ts_ms":1700000000000}`+"\n", id)
+		if id%10 == 9 {
+			d.WriteString(`{"status":"END","id":"571:53195829","event_count":10,"data_collections":[{"data_collection":"inv.a","event_count":10}],"ts_ms":1700000000001}` + "\n")
+			d.WriteString(`{"ts_ms":1700000000002}` + "\n")
+		}
+	}
+	os.WriteFile(dbz, []byte(d.String()), 0o644)
+	out := filepath.Join(dir, "dbz")
+	if _, err := Run(context.Background(), Config{Workers: 2, ChunkSize: 700, OutDir: out, To: ToParquet}, []string{dbz}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, unnamed)); !os.IsNotExist(err) {
+		t.Errorf("heartbeats and markers made a table: %v", err)
+	}
+}
