@@ -515,3 +515,58 @@ func TestChangedWhileRead(t *testing.T) {
 		t.Errorf("an unchanged file that fails: %v", err)
 	}
 }
+
+// TestDuplicateInputs: a file holding exactly the bytes of an input
+// converted before, under another name, is converted with a warning (its
+// rows are in the outputs twice); with DedupInputs it is skipped, journaled
+// as a duplicate and disposed of as --on-success says, and so is a copy
+// within one run.
+func TestDuplicateInputs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	os.MkdirAll(in, 0o755)
+	os.WriteFile(filepath.Join(in, "a.json"), []byte(canalLines(0, 10)), 0o644)
+	cfg := canalConfig(t, 2)
+	cfg.To, cfg.OutDir = ToParquet, filepath.Join(dir, "out")
+	if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(in, "b.json"), []byte(canalLines(0, 10)), 0o644)
+	st, err := Run(context.Background(), cfg, []string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files != 1 || len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "same bytes as") || !strings.Contains(st.PerFile[1].Warnings[0], "--dedup-inputs") {
+		t.Fatalf("a copy under another name: %d converted, warnings %q", st.Files, st.Warnings)
+	}
+
+	out2 := filepath.Join(dir, "out2")
+	cfg.OutDir, cfg.DedupInputs = out2, true
+	cfg.OnSuccess = "move=" + filepath.Join(dir, "done")
+	os.WriteFile(filepath.Join(in, "c.json"), []byte(canalLines(20, 9)), 0o644) // a size no other has
+	st, err = Run(context.Background(), cfg, []string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files != 2 || st.Skipped != 1 || st.PerFile[1].Status != "skipped" || st.PerFile[1].Disposed != DisposedMoved {
+		t.Fatalf("with DedupInputs: %d converted, %d skipped, %+v", st.Files, st.Skipped, st.PerFile)
+	}
+	if ids := parquetIDs(t, out2); len(ids) != 19 {
+		t.Errorf("%d ids, want 19", len(ids))
+	} else {
+		for id, n := range ids {
+			if n != 1 {
+				t.Errorf("id %d %d times", id, n)
+			}
+		}
+	}
+	j, err := OpenJournal(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	abs, _ := filepath.Abs(filepath.Join(in, "b.json"))
+	if e, ok := j.Lookup(abs); !ok || !strings.HasSuffix(e.DuplicateOf, "a.json") || len(e.Outputs) != 0 {
+		t.Errorf("the duplicate's entry: %+v", e)
+	}
+}

@@ -64,9 +64,12 @@ type Entry struct {
 	// decided for the input; it is recorded before the file is touched, so
 	// after a crash the file at Path may still be this input. MovedTo is
 	// where it went.
-	Disposed string    `json:"disposed,omitempty"`
-	MovedTo  string    `json:"moved_to,omitempty"`
-	Stats    Stats     `json:"stats"`
+	Disposed string `json:"disposed,omitempty"`
+	MovedTo  string `json:"moved_to,omitempty"`
+	// DuplicateOf is the input whose bytes this one holds, when it was
+	// skipped for it (DedupInputs): it has no outputs of its own.
+	DuplicateOf string    `json:"duplicate_of,omitempty"`
+	Stats       Stats     `json:"stats"`
 	Time     time.Time `json:"time"`
 }
 
@@ -136,6 +139,8 @@ type Journal struct {
 	entries map[inputKey]Entry
 	latest  map[string]int      // path → its highest generation
 	owners  map[string]inputKey // output stem → the input whose entry lists it
+	content map[string]inputKey // size and hash → an input converted with those bytes
+	sizes   map[int64]bool      // the sizes in content (a file of another size needs no hash)
 	conv    *Conversion
 }
 
@@ -194,7 +199,7 @@ func readJournalFile(path string) (*journalFile, []byte, error) {
 func openJournal(dir, tag string) (*Journal, error) {
 	name := taggedName(JournalName, tag)
 	path := filepath.Join(dir, name)
-	j := &Journal{entries: map[inputKey]Entry{}, latest: map[string]int{}, owners: map[string]inputKey{}}
+	j := &Journal{entries: map[inputKey]Entry{}, latest: map[string]int{}, owners: map[string]inputKey{}, content: map[string]inputKey{}, sizes: map[int64]bool{}}
 	own, data, err := readJournalFile(path)
 	if err != nil {
 		return nil, err
@@ -273,6 +278,36 @@ func (j *Journal) put(e Entry) {
 	if s := e.stem(); s != "" {
 		j.owners[s] = k
 	}
+	if e.Status == StatusOK && e.Hash != "" && e.DuplicateOf == "" {
+		j.content[contentKey(e.Size, e.Hash)] = k
+		j.sizes[e.Size] = true
+	}
+}
+
+func contentKey(size int64, hash string) string { return strconv.FormatInt(size, 10) + ":" + hash }
+
+// SameContent returns another input converted with exactly these bytes
+// (size and XXH3-128), if the journal has one.
+func (j *Journal) SameContent(size int64, hash string, not inputKey) (Entry, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	k, ok := j.content[contentKey(size, hash)]
+	if !ok || k == not {
+		return Entry{}, false
+	}
+	e, ok := j.entries[k]
+	if !ok || e.Status != StatusOK || e.Hash != hash || e.Size != size {
+		return Entry{}, false
+	}
+	return e, true
+}
+
+// hasSize reports whether an input of this size was converted (a cheap
+// test before hashing a file for SameContent).
+func (j *Journal) hasSize(size int64) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.sizes[size]
 }
 
 // sorted returns the entries in path and generation order.

@@ -134,6 +134,9 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			if pe, ok := r.journal.entry(fr.key); ok && pe.Status == StatusOK {
 				prev = pe.Outputs
 			}
+			if d, ok := r.journal.SameContent(e.Size, e.Hash, fr.key); ok && r.lake == nil { // a table holds one input's bytes once
+				st.Warnings = append(st.Warnings, fmt.Sprintf("%s holds the same bytes as %s, converted before: their rows are in the outputs twice (--dedup-inputs skips such files)", fr.file.Path, d.Path))
+			}
 		}
 		fs.Disposed, fs.MovedTo, err = r.dispose(e, fr.file, cfg.OnSuccess)
 		var de *dispositionError
@@ -158,6 +161,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 				err = r.removeStale(prev, e.Outputs)
 			}
 		}
+		fs.Stats.Warnings = st.Warnings
 	}
 	if err != nil && committed {
 		// Not journaled (or journaled with its disposition unfinished): the
@@ -254,6 +258,67 @@ func explainDiskFull(err error, dir string) error {
 		return err // a disk I/O error with room left: not this
 	}
 	return fmt.Errorf("%w (the disk holding %s is full: %d bytes free; free some space and run again: outputs and journal are as they were before the input that failed)", err, dir, free)
+}
+
+// runInput is an input a run converts, as DedupInputs compares it with
+// the next ones of its size (hashed only when one comes).
+type runInput struct {
+	f    reader.File
+	hash string
+}
+
+// dedupInput decides, for DedupInputs, whether the input f (key k, the
+// idx-th given) holds exactly the bytes of an input converted into the
+// output directory or of one this run converts before it (seen, by size).
+// A duplicate is journaled as one, with no outputs of its own, disposed
+// of as --on-success says, and reported skipped with a warning. Only
+// inputs of a size another has are hashed.
+func (r *run) dedupInput(f reader.File, k inputKey, idx int, seen map[int64][]*runInput) (FileStats, bool, error) {
+	same := seen[f.Size]
+	in := &runInput{f: f}
+	seen[f.Size] = append(same, in)
+	if !r.journal.hasSize(f.Size) && len(same) == 0 {
+		return FileStats{}, false, nil
+	}
+	hash, err := fileHash(f)
+	if err != nil {
+		return FileStats{}, false, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	in.hash = hash
+	var of string
+	if e, ok := r.journal.SameContent(f.Size, hash, k); ok {
+		of = e.Path
+	}
+	for _, o := range same {
+		if of != "" {
+			break
+		}
+		if o.hash == "" {
+			if o.hash, err = fileHash(o.f); err != nil {
+				return FileStats{}, false, fmt.Errorf("%s: %w", o.f.Path, err)
+			}
+		}
+		if o.hash == hash {
+			of = o.f.Path
+		}
+	}
+	if of == "" {
+		return FileStats{}, false, nil
+	}
+	e := Entry{Path: k.path, Gen: k.gen, Size: f.Size, ModTime: f.ModTime, Hash: hash, Status: StatusOK,
+		Fingerprint: r.fingerprint, DuplicateOf: of, Time: time.Now().UTC()}
+	fs := FileStats{idx: idx, Path: f.Path, Status: "skipped"}
+	fs.Warnings = []string{fmt.Sprintf("%s: the same bytes as %s: skipped (--dedup-inputs)", f.Path, of)}
+	fs.Disposed, fs.MovedTo, err = r.dispose(e, f, r.cfg.OnSuccess)
+	var de *dispositionError
+	if reason, ok := deferred(err); ok {
+		fs.Deferred, err = reason, nil
+	} else if errors.As(err, &de) {
+		r.notDisposed(&fs, f.Path, de)
+		err = nil
+	}
+	r.total.Warnings = append(r.total.Warnings, fs.Warnings...)
+	return fs, true, err
 }
 
 // faultBeforeStale, for tests, fails a run between an input's journal

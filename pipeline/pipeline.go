@@ -139,6 +139,11 @@ type Config struct {
 	// Force converts every input again, whatever the journal says. (With
 	// OutDir, a journal there makes reruns incremental.)
 	Force bool
+	// DedupInputs skips an input that holds exactly the bytes of another
+	// input converted into OutDir (a file delivered twice under two
+	// names); it is journaled as a duplicate, with no outputs of its own.
+	// Without it such an input is converted, with a warning.
+	DedupInputs bool
 	// KeepGoing records a file whose messages cannot be decoded as failed
 	// and goes on with the others; Run then returns ErrPartial.
 	KeepGoing bool
@@ -664,6 +669,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		alloc = newAllocator(r.journal)
 		todo := files[:0:0]
 		keys = keys[:0]
+		seen := map[int64][]*runInput{} // DedupInputs: this run's inputs by size
 		for i, f := range files {
 			abs := inputPath(f)
 			if !cfg.Force {
@@ -693,6 +699,17 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 			gen, err := generation(r.journal, abs, f)
 			if err != nil {
 				return Stats{}, setup(err)
+			}
+			if cfg.DedupInputs {
+				fs, dup, err := r.dedupInput(f, inputKey{abs, gen}, i, seen)
+				if err != nil {
+					return r.total, err
+				}
+				if dup {
+					r.total.Skipped++
+					r.total.PerFile = append(r.total.PerFile, fs)
+					continue
+				}
 			}
 			todo = append(todo, f)
 			keys = append(keys, inputKey{abs, gen})

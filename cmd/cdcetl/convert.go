@@ -46,6 +46,7 @@ type convertOpts struct {
 	cpuProfile, memProfile, deadLetter, report string
 	onSuccess, failedDir                       string
 	force, keepGoing, dictionary, delta        bool
+	dedupInputs                                bool
 	settle                                     time.Duration
 	logFormat                                  string
 	semantics, columnCase, sourceTZ            string
@@ -95,6 +96,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.deadLetter, "dead-letter", "", "directory for one JSONL file per input of the messages that could not be decoded and values that became NULL; turns on ignore-parse-errors (default with -o and ignore-parse-errors: DIR/_dead_letters)")
 	fs.StringVar(&o.shard, "shard", "", "i/n: convert only the inputs of shard i (0 <= i < n) of n, side by side with the other shards' processes on the same -o (default $CDCETL_SHARD; a Kubernetes Indexed Job sets it from JOB_COMPLETION_INDEX)")
 	fs.BoolVar(&o.force, "force", false, "convert every input again, whatever the journal in -o DIR says")
+	fs.BoolVar(&o.dedupInputs, "dedup-inputs", false, "skip an input holding exactly the bytes of another one converted into -o DIR (or earlier in the run); without it such an input is converted, with a warning")
 	fs.BoolVar(&o.keepGoing, "keep-going", false, "a file that cannot be decoded is journaled as failed and the others go on (exit status 3)")
 	fs.StringVar(&o.onSuccess, "on-success", "keep", "what to do with a converted input: keep, delete or move=DIR")
 	fs.StringVar(&o.failedDir, "failed", "", "move inputs that failed here, with a <name>.err beside each (implies --keep-going)")
@@ -640,6 +642,10 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	cfg.Encode = decode.EncodeOptions{MergeUpdates: o.mergeUpdates, Envelope: o.envelope}
 	cfg.DeadLetterDir = o.deadLetter
 	cfg.Force, cfg.KeepGoing, cfg.OnSuccess, cfg.FailedDir = o.force, o.keepGoing, o.onSuccess, o.failedDir
+	cfg.DedupInputs = o.dedupInputs
+	if o.dedupInputs && o.out == "" {
+		return cfg, nil, usagef("--dedup-inputs compares inputs with those converted into -o DIR: give -o")
+	}
 	shard := o.shard
 	if shard == "" {
 		shard = os.Getenv("CDCETL_SHARD")
