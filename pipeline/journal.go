@@ -70,7 +70,7 @@ type Entry struct {
 	// skipped for it (DedupInputs): it has no outputs of its own.
 	DuplicateOf string    `json:"duplicate_of,omitempty"`
 	Stats       Stats     `json:"stats"`
-	Time     time.Time `json:"time"`
+	Time        time.Time `json:"time"`
 }
 
 // stem is the entry's output stem (read from its outputs in journals
