@@ -18,6 +18,10 @@ import (
 	"github.com/cdcetl/cdcetl/watch"
 )
 
+// maxReportFiles bounds the per_file list of a watcher's report (the
+// session's last files): a watcher runs for months.
+const maxReportFiles = 1000
+
 func watchFlags(o *convertOpts) *flag.FlagSet {
 	fs := convertFlags(o)
 	fs.Init("watch", flag.ContinueOnError)
@@ -73,6 +77,11 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cfg.KeepGoing = true // one bad file must not stop the watcher
+	if o.report != "" {
+		if err := checkWritable(o.report); err != nil {
+			return usagef("--report %s: %v", o.report, err)
+		}
+	}
 	// Before watching: the output directory's journal must take this
 	// conversion (or --force adopts it), so a mismatch is a usage error
 	// now, not one per file later.
@@ -81,6 +90,20 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg.Force = false // adopted: from here the journal decides, per file
 	var total pipeline.Stats
+	var recent []pipeline.FileStats // the report's per_file: the session's last files
+	started := time.Now()
+	report := func(status string) {
+		if o.report == "" {
+			return
+		}
+		st := total
+		st.PerFile = recent
+		rep := newReport(st, nil, started, cfg)
+		rep.Status = status
+		if err := writeReport(o.report, rep); err != nil {
+			log.Error("writing the report", "path", o.report, "error", err.Error())
+		}
+	}
 	handle := func(ctx context.Context, path string) error {
 		info, err := os.Stat(path)
 		if err != nil {
@@ -92,6 +115,10 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		st, err := pipeline.RunFiles(ctx, cfg, []reader.File{{Path: path, Rel: rel, Size: info.Size(), ModTime: info.ModTime().UnixNano()}})
 		total.Add(st)
+		if recent = append(recent, st.PerFile...); len(recent) > maxReportFiles {
+			recent = recent[len(recent)-maxReportFiles:]
+		}
+		defer report("running")
 		if err != nil && ctx.Err() == nil && !errors.Is(err, pipeline.ErrPartial) && !errors.Is(err, pipeline.ErrNotDisposed) {
 			// Not the file's fault (a full disk, an unreachable catalog):
 			// nothing of it was kept; it is tried again after a backoff.
@@ -125,7 +152,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return err
 	}
+	report("running")
 	defer func() {
+		report("stopped")
 		log.Info("stopped", "files", total.Files, "lines", total.Lines, "messages", total.Messages, "skipped", total.Skipped,
 			"failed", total.Failed, "dropped", total.Dropped, "nulled", total.Nulled,
 			"insert", total.Rows[0], "update_before", total.Rows[1], "update_after", total.Rows[2], "delete", total.Rows[3])

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -331,4 +332,68 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestWatchFailedAndReport: a watcher journals a file that fails and moves
+// it to --failed with its .err, as convert does, and --report is the
+// session's report, written after each file and when it stops: its
+// counts, failed inputs included, and each file's status.
+func TestWatchFailedAndReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real file-system watching")
+	}
+	dir := t.TempDir()
+	landing, out, failed, rep := filepath.Join(dir, "landing"), filepath.Join(dir, "out"), filepath.Join(dir, "failed"), filepath.Join(dir, "report.json")
+	os.MkdirAll(landing, 0o755)
+	args := []string{"--quiet", "--format", "debezium-json", "--schema", "id BIGINT, name STRING", "--to", "json",
+		"--settle", "100ms", "--failed", failed, "--report", rep, landing, "-o", out}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := runWatch(ctx, args, io.Discard, io.Discard); err != nil {
+			t.Errorf("watch: %v", err)
+		}
+	}()
+	os.WriteFile(filepath.Join(landing, "good.json"), []byte(`{"before":null,"after":{"id":1,"name":"a"},"op":"c"}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(landing, "bad.json"), []byte(`{"before":null,"after":{"id":"x"},"op":"c"}`+"\n"), 0o644)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		_, e1 := os.Stat(filepath.Join(failed, "bad.json.err"))
+		_, e2 := os.Stat(filepath.Join(out, "good.json.jsonl"))
+		if e1 == nil && e2 == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	if _, err := os.Stat(filepath.Join(failed, "bad.json.err")); err != nil {
+		t.Fatalf("the failed file was not moved with its .err: %v", err)
+	}
+	var r struct {
+		Status  string `json:"status"`
+		Files   int    `json:"files"`
+		Failed  int    `json:"failed_inputs"`
+		PerFile []struct {
+			Path   string `json:"path"`
+			Status string `json:"status"`
+		} `json:"per_file"`
+	}
+	data, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != "stopped" || r.Failed != 1 || len(r.PerFile) != 2 {
+		t.Fatalf("report: %s", data)
+	}
+	for _, f := range r.PerFile {
+		if want := map[bool]string{true: "failed", false: "ok"}[strings.HasSuffix(f.Path, "bad.json")]; f.Status != want {
+			t.Errorf("%s: %q, want %q", f.Path, f.Status, want)
+		}
+	}
 }
