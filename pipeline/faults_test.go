@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
+
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/internal/inuse"
 	"github.com/cdcetl/cdcetl/internal/testutil"
@@ -568,5 +570,34 @@ func TestDuplicateInputs(t *testing.T) {
 	abs, _ := filepath.Abs(filepath.Join(in, "b.json"))
 	if e, ok := j.Lookup(abs); !ok || !strings.HasSuffix(e.DuplicateOf, "a.json") || len(e.Outputs) != 0 {
 		t.Errorf("the duplicate's entry: %+v", e)
+	}
+}
+
+// TestCreatedByHasBuild: the footer's created_by is always the
+// convention's "cdcetl version V (build B)", B "unknown" when the binary
+// does not know its commit, so readers parse the version.
+func TestCreatedByHasBuild(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.json")
+	os.WriteFile(in, []byte(canalLines(0, 3)), 0o644)
+	for _, build := range []string{"", "1a2b3c4d5e6f"} {
+		cfg := canalConfig(t, 1)
+		cfg.To, cfg.OutDir, cfg.Version, cfg.Build = ToParquet, filepath.Join(dir, "out"+build), "0.2.0", build
+		if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := file.OpenParquetFile(filepath.Join(cfg.OutDir, "a.json.parquet"), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := rdr.MetaData()
+		want := build
+		if want == "" {
+			want = "unknown"
+		}
+		if v := md.WriterVersion(); v.App != "cdcetl" || v.Build != want || v.Version.Minor != 2 {
+			t.Errorf("created_by %q parsed as %+v", md.GetCreatedBy(), v)
+		}
+		rdr.Close()
 	}
 }

@@ -296,16 +296,19 @@ func (c *Config) Conversion() Conversion {
 	return NewConversion(m)
 }
 
-// createdBy is the Parquet footer's created_by, in the spec's form.
+// createdBy is the Parquet footer's created_by, in the convention's form
+// "<app> version <version> (build <hash>)", which readers parse to decide
+// on workarounds: a build part always, "unknown" when the binary does not
+// know its commit (built with -buildvcs=false or outside a checkout).
 func (c *Config) createdBy() string {
-	v := "cdcetl version " + c.Version
-	if c.Version == "" {
-		v = "cdcetl"
+	version, build := c.Version, c.Build
+	if version == "" {
+		version = "0.0.0"
 	}
-	if c.Build != "" {
-		v += " (build " + c.Build + ")"
+	if build == "" {
+		build = "unknown"
 	}
-	return v
+	return "cdcetl version " + version + " (build " + build + ")"
 }
 
 // Stats counts what a run did. Lines = Messages + Blank + DDL + Filtered +
