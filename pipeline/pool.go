@@ -764,6 +764,15 @@ func (r *run) assemble(ctx context.Context, fr *fileRun) (err error) {
 			total = n
 			continue
 		case <-ctx.Done():
+			if total < 0 {
+				// The feeder may still be setting fr up (prepare): finish
+				// reads what it sets. Every way out of feed says fed.
+				if n := <-fr.fed; n < 0 {
+					total = fr.sent
+				} else {
+					total = n
+				}
+			}
 			return ctx.Err()
 		}
 		for {
