@@ -44,6 +44,11 @@ type colEvidence struct {
 	vals     valueType
 	first    Pos
 	seq      int // order of first sight, for columns first seen on one line
+	// interval: a TIME column (by its producer's type) had a value beyond
+	// a day (MySQL TIME is an interval, -838:59:59 to 838:59:59): its type
+	// became BIGINT (numbers, in the producer's unit) or STRING (text),
+	// and a later TIME type does not take it back.
+	interval bool
 }
 
 // FileEvidence is what one input said, table by table.
@@ -131,8 +136,8 @@ func (e *Evidence) join(n *Evidence) {
 		if !c.typed {
 			c.vals.join(nc.vals)
 		}
-		if nc.typed {
-			c.typed, c.typ, c.evidence = true, nc.typ, nc.evidence
+		if nc.typed && !(c.interval && nc.typ.Kind == arrowconv.Time) {
+			c.typed, c.typ, c.evidence, c.interval = true, nc.typ, nc.evidence, nc.interval
 		}
 	}
 	if len(n.PrimaryKey) > 0 {
@@ -193,7 +198,40 @@ func (fe *FileEvidence) tableOf(ns, name field) *Evidence {
 // typed records a producer's type for column name.
 func (e *Evidence) typed(name []byte, t arrowconv.Type, evidence string, p Pos) {
 	c := e.col(name, p)
+	if c.interval && t.Kind == arrowconv.Time {
+		return // values beyond a day: an interval, not a time of day
+	}
 	c.typed, c.typ, c.evidence = true, t, evidence
+}
+
+// beyondDay makes a TIME column that holds v an interval when v is not a
+// time of day: a number (in units of the type's precision) outside one
+// day, or text with a sign or 24 hours or more.
+func (c *colEvidence) beyondDay(v []byte, t jsonparser.ValueType) {
+	switch t {
+	case jsonparser.Number:
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		day := int64(86400)
+		for range c.typ.Precision {
+			day *= 10
+		}
+		if err != nil || n >= 0 && n < day {
+			return
+		}
+		c.typ, c.evidence = tBig, c.evidence+"; values beyond a day (an interval, in the producer's unit)"
+	case jsonparser.String:
+		h := v
+		if i := bytes.IndexByte(v, ':'); i >= 0 {
+			h = v[:i]
+		}
+		if len(h) > 0 && h[0] != '-' && (len(h) < 2 || len(h) == 2 && string(h) < "24") {
+			return
+		}
+		c.typ, c.evidence = tString, c.evidence+"; values beyond a day (an interval)"
+	default:
+		return
+	}
+	c.interval = true
 }
 
 // values records the values of a row image's columns (typed columns keep
@@ -203,6 +241,8 @@ func (fe *FileEvidence) values(e *Evidence, row []byte, p Pos) {
 		c := e.col(k, p)
 		if !c.typed {
 			c.vals.join(classifyValue(v, t))
+		} else if c.typ.Kind == arrowconv.Time {
+			c.beyondDay(v, t)
 		}
 	}
 	// The fast walk's members are taken once it has read the whole row:

@@ -82,3 +82,60 @@ func TestMessagesNamingNoTable(t *testing.T) {
 		t.Errorf("heartbeats and markers made a table: %v", err)
 	}
 }
+
+// TestTimeIntervals: a column the producer types TIME whose values go
+// beyond a day (MySQL TIME is an interval: -838:59:59 to 838:59:59) is
+// inferred as what holds them, STRING for text and BIGINT for Debezium's
+// MicroTime, by inspect and convert alike; values past the first chunk
+// count too, and every row converts.
+func TestTimeIntervals(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for id := 0; id < 60; id++ {
+		v := fmt.Sprintf("%02d:%02d:%02d", id%24, id%60, id%60)
+		if id == 50 {
+			v = "838:59:59"
+		}
+		fmt.Fprintf(&b, `{"data":[{"id":"%d","t":"%s"}],"old":null,"database":"shop","table":"a","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1700000000000,"ts":1700000000001,"mysqlType":{"id":"int","t":"time"}}`+"\n", id, v)
+	}
+	for id := 0; id < 60; id++ {
+		v := int64(id) * 1_000_000
+		if id == 55 {
+			v = -45296123456
+		}
+		fmt.Fprintf(&b, `{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"int64","optional":true,"name":"io.debezium.time.MicroTime","version":1,"field":"t"}],"optional":true,"name":"v","field":"after"},{"type":"string","optional":false,"field":"op"}],"optional":false,"name":"e"},"payload":{"before":null,"after":{"id":%d,"t":%d},"op":"c","source":{"db":"shop","table":"b"}}}`+"\n", id, v)
+	}
+	// One format per file.
+	all := strings.SplitAfter(b.String(), "\n")
+	canal, dbz := filepath.Join(dir, "canal.json"), filepath.Join(dir, "dbz.json")
+	os.WriteFile(canal, []byte(strings.Join(all[:60], "")), 0o644)
+	os.WriteFile(dbz, []byte(strings.Join(all[60:], "")), 0o644)
+	ins, err := Inspect(context.Background(), Config{Workers: 2}, []string{canal, dbz})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"shop.a": "STRING", "shop.b": "BIGINT"}
+	for _, tbl := range ins.Tables {
+		for _, c := range tbl.Columns {
+			if c.Name == "t" && c.Type != want[tbl.Table] {
+				t.Errorf("inspect: %s.t is %s, want %s", tbl.Table, c.Type, want[tbl.Table])
+			}
+		}
+	}
+	for _, chunk := range []int{1 << 20, 2000} {
+		out := filepath.Join(dir, fmt.Sprintf("out%d", chunk))
+		st, err := Run(context.Background(), Config{Workers: 2, ChunkSize: chunk, OutDir: out, To: ToParquet}, []string{canal, dbz})
+		if err != nil {
+			t.Fatalf("chunk %d: %v", chunk, err)
+		}
+		if st.Rows[0] != 120 {
+			t.Errorf("chunk %d: %d rows, want 120", chunk, st.Rows[0])
+		}
+		for tbl, typ := range want {
+			ddl, _ := os.ReadFile(filepath.Join(out, "shop", tbl[len("shop."):], SchemaFile))
+			if !strings.Contains(string(ddl), "`t` "+typ) {
+				t.Errorf("chunk %d: %s:\n%s", chunk, tbl, ddl)
+			}
+		}
+	}
+}
