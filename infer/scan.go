@@ -749,6 +749,9 @@ func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 	}
 }
 
+// InferredKey is the primary key the evidence shows (nil: none).
+func (e *Evidence) InferredKey() []string { return e.primaryKey() }
+
 // primaryKey is the key the messages name, or the one key-only before
 // images show.
 func (e *Evidence) primaryKey() []string {

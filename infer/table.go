@@ -9,6 +9,7 @@ package infer
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -363,6 +364,9 @@ func widens(a, b arrowconv.Type) bool {
 // Tables holds the tables of one archive, by key.
 type Tables struct {
 	Format string
+	// Hints are what the user said of tables (--primary-key,
+	// --column-type): they win over the evidence of every input.
+	Hints []Hint
 	byKey  map[Key]*Table
 	order  []Key
 }
@@ -383,7 +387,7 @@ func (ts *Tables) Put(t *Table) {
 
 // Clone copies the tables, each table whole: a state to go back to.
 func (ts *Tables) Clone() *Tables {
-	n := &Tables{Format: ts.Format, byKey: make(map[Key]*Table, len(ts.byKey)), order: slices.Clone(ts.order)}
+	n := &Tables{Format: ts.Format, Hints: ts.Hints, byKey: make(map[Key]*Table, len(ts.byKey)), order: slices.Clone(ts.order)}
 	for k, t := range ts.byKey {
 		n.byKey[k] = t.Clone()
 	}
@@ -413,7 +417,68 @@ func (ts *Tables) Merge(ev *FileEvidence, path string) []Change {
 		if ev.opts.SchemaInclude {
 			t.SchemaInclude = true
 		}
+		hints := ts.hintsFor(k)
+		for _, h := range hints {
+			e.apply(h)
+		}
 		changes = append(changes, t.Merge(e, path)...)
+		for _, h := range hints {
+			if len(h.PrimaryKey) > 0 {
+				t.PrimaryKey = slices.Clone(h.PrimaryKey)
+			}
+		}
 	}
 	return changes
+}
+
+// Hint is what the user says of the tables whose "namespace.table" its
+// pattern matches whole: their primary key, and columns' types. Auto
+// Loader's schema hints are the model: a hint types a column the evidence
+// has, and wins over it.
+type Hint struct {
+	Pattern    *regexp.Regexp
+	PrimaryKey []string
+	Types      map[string]arrowconv.Type
+}
+
+// String says the hint as its flags do.
+func (h Hint) String() string {
+	var parts []string
+	if len(h.PrimaryKey) > 0 {
+		parts = append(parts, "primary key "+strings.Join(h.PrimaryKey, ","))
+	}
+	names := make([]string, 0, len(h.Types))
+	for n := range h.Types {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		parts = append(parts, n+" "+h.Types[n].String())
+	}
+	return h.Pattern.String() + ": " + strings.Join(parts, "; ")
+}
+
+// Matches reports whether the hint is of table k.
+func (h Hint) Matches(k Key) bool { return h.Pattern.MatchString(k.String()) }
+
+func (ts *Tables) hintsFor(k Key) []Hint {
+	var out []Hint
+	for _, h := range ts.Hints {
+		if h.Matches(k) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// apply makes the evidence say what hint h says.
+func (e *Evidence) apply(h Hint) {
+	for name, t := range h.Types {
+		if c := e.cols[name]; c != nil {
+			c.typed, c.typ, c.evidence, c.interval = true, t, "--column-type", false
+		}
+	}
+	if len(h.PrimaryKey) > 0 {
+		e.PrimaryKey = h.PrimaryKey
+	}
 }

@@ -106,6 +106,7 @@ func Inspect(ctx context.Context, cfg Config, paths []string) (*Inspection, erro
 		return nil, err
 	}
 	tables := infer.NewTables("")
+	tables.Hints = cfg.Hints
 	ins := &Inspection{Files: []InspectedFile{}, Tables: []InspectedTable{}}
 	for i, r := range results {
 		if tables.Format == "" {

@@ -68,6 +68,9 @@ type Config struct {
 	// OnlyTable, when set, keeps only the messages of that one table (a
 	// DDL naming its table with 'cdcetl.namespace' and 'cdcetl.table').
 	OnlyTable *TableKey
+	// Hints, without a schema, say the primary key and column types of the
+	// tables their patterns match, over what the messages say.
+	Hints []infer.Hint
 	// NoLineage leaves the lineage columns (_file, _line, _source_pos) out
 	// of inferred tables.
 	NoLineage bool
@@ -244,6 +247,9 @@ func (c *Config) Conversion() Conversion {
 	}
 	if c.IncludeTable != nil {
 		m["include-table"] = c.IncludeTable.String()
+	}
+	for i, h := range c.Hints {
+		m[fmt.Sprintf("hint %d", i+1)] = h.String()
 	}
 	if c.ExcludeTable != nil {
 		m["exclude-table"] = c.ExcludeTable.String()
@@ -723,6 +729,11 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		for i, f := range files {
 			keys[i] = inputKey{inputPath(f), 0}
 			order = append(order, i)
+		}
+	}
+	if r.lake != nil && cfg.TableMode == lake.ModeUpsert && r.router != nil && len(files) > 0 {
+		if err := r.decideKeys(ctx, files); err != nil {
+			return Stats{}, setup(err)
 		}
 	}
 	stems := make([]string, len(files))

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"regexp"
 	"sort"
 	"strconv"
@@ -78,10 +79,14 @@ type router struct {
 	// none is the schema-less table of messages that name none (Debezium
 	// heartbeats and transaction markers, TiCDC watermarks).
 	none *tableRun
+	// keys are the primary keys decided before an upsert load (decideKeys),
+	// for tables whose own evidence does not show one.
+	keys map[infer.Key][]string
 }
 
 func newRouter(cfg *Config) (*router, error) {
 	rt := &router{tables: infer.NewTables(""), pinned: map[infer.Key]*tableRun{}, current: map[infer.Key]*tableRun{}, loaded: map[infer.Key]bool{}, latest: map[string]string{}, owner: map[string]infer.Key{}}
+	rt.tables.Hints = cfg.Hints
 	rt.none = &tableRun{id: -1, schema: &arrowconv.Schema{}}
 	if cfg.DDLDir != "" {
 		files, err := filepath.Glob(filepath.Join(cfg.DDLDir, "*.sql"))
@@ -226,6 +231,11 @@ func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string) (map[i
 		rt.tables.Format = ev.Format
 	}
 	changes := rt.tables.Merge(ev, path)
+	for _, k := range keys {
+		if t := rt.tables.Table(k); t != nil && len(t.PrimaryKey) == 0 && len(rt.keys[k]) > 0 {
+			t.PrimaryKey = slices.Clone(rt.keys[k])
+		}
+	}
 	snap := map[infer.Key]*tableRun{}
 	for k, tr := range rt.pinned {
 		snap[k] = tr

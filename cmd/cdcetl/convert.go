@@ -21,6 +21,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/pipeline"
@@ -47,6 +48,7 @@ type convertOpts struct {
 	onSuccess, failedDir                       string
 	force, keepGoing, dictionary, delta        bool
 	dedupInputs                                bool
+	primaryKeys, columnTypes                   multiFlag
 	settle                                     time.Duration
 	logFormat                                  string
 	semantics, columnCase, sourceTZ            string
@@ -69,6 +71,8 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.StringVar(&o.ddl, "ddl", "", "file holding a Flink CREATE TABLE statement (instead of --schema)")
 	fs.StringVar(&o.includeTable, "include-table", "", "keep only messages of tables whose \"namespace.table\" this Go RE2 expression matches whole")
 	fs.StringVar(&o.excludeTable, "exclude-table", "", "drop messages of tables whose \"namespace.table\" this Go RE2 expression matches whole (counted as filtered)")
+	fs.Var(&o.primaryKeys, "primary-key", "without a schema: NS.TABLE=COL[,COL], the primary key of the tables NS.TABLE (a Go RE2 expression of \"namespace.table\") matches, over what the messages say (repeatable)")
+	fs.Var(&o.columnTypes, "column-type", "without a schema: NS.TABLE.COL=TYPE, a Flink SQL type for column COL of the tables NS.TABLE matches, over what the values say (repeatable)")
 	fs.StringVar(&o.ddlDir, "ddl-dir", "", "without --schema: a directory of <namespace>.<table>.sql CREATE TABLE files that pin those tables' schemas (others are inferred)")
 	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable); --KEY=VALUE works too")
 	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), iceberg (tables in the warehouse -o DIR), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
@@ -764,6 +768,12 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 		*t.re = re
 	}
+	if cfg.Hints, err = parseHints(o.primaryKeys, o.columnTypes); err != nil {
+		return cfg, nil, err
+	}
+	if len(cfg.Hints) > 0 && !routed {
+		return cfg, nil, usagef("--primary-key and --column-type say what inference cannot know; with --schema or --ddl, declare it there")
+	}
 	if o.ddlDir != "" {
 		if !routed {
 			return cfg, nil, usagef("--ddl-dir pins tables of a conversion without a schema; drop --schema/--ddl, or drop --ddl-dir")
@@ -849,6 +859,54 @@ func newReport(st pipeline.Stats, runErr error, started time.Time, cfg pipeline.
 		rep.Error = runErr.Error()
 	}
 	return rep
+}
+
+// parseHints reads --primary-key NS.TABLE=COL[,COL] and --column-type
+// NS.TABLE.COL=TYPE into hints, one per flag.
+func parseHints(keys, types []string) ([]infer.Hint, error) {
+	var hints []infer.Hint
+	pattern := func(flag, arg, expr string) (*regexp.Regexp, error) {
+		re, err := pipeline.FullMatch(expr)
+		if err != nil || expr == "" {
+			return nil, usagef("--%s %q: %q is not a Go RE2 expression of \"namespace.table\" (%v)", flag, arg, expr, err)
+		}
+		return re, nil
+	}
+	for _, a := range keys {
+		tbl, cols, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(cols) == "" {
+			return nil, usagef("--primary-key %q: want NS.TABLE=COL[,COL], e.g. shop.orders=id", a)
+		}
+		re, err := pattern("primary-key", a, tbl)
+		if err != nil {
+			return nil, err
+		}
+		var pk []string
+		for _, c := range strings.Split(cols, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				pk = append(pk, c)
+			}
+		}
+		hints = append(hints, infer.Hint{Pattern: re, PrimaryKey: pk})
+	}
+	for _, a := range types {
+		lhs, typ, ok := strings.Cut(a, "=")
+		i := strings.LastIndexByte(lhs, '.')
+		if !ok || i <= 0 || i == len(lhs)-1 || strings.TrimSpace(typ) == "" {
+			return nil, usagef("--column-type %q: want NS.TABLE.COL=TYPE, e.g. shop.orders.amount=DECIMAL(12, 2)", a)
+		}
+		re, err := pattern("column-type", a, lhs[:i])
+		if err != nil {
+			return nil, err
+		}
+		col := lhs[i+1:]
+		s, err := arrowconv.ParseColumns("`" + strings.ReplaceAll(col, "`", "``") + "` " + typ)
+		if err != nil || len(s.Columns) != 1 {
+			return nil, usagef("--column-type %q: %v", a, err)
+		}
+		hints = append(hints, infer.Hint{Pattern: re, Types: map[string]arrowconv.Type{col: s.Columns[0].Type}})
+	}
+	return hints, nil
 }
 
 // disposals counts the inputs a run moved and deleted.

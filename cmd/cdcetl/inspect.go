@@ -54,6 +54,8 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "")
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "")
+	fs.Var(&o.primaryKeys, "primary-key", "")
+	fs.Var(&o.columnTypes, "column-type", "")
 	bucketFlags(fs, &o)
 	paths, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {

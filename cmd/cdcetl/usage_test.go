@@ -37,6 +37,12 @@ func TestUsageErrors(t *testing.T) {
 		{with(filepath.Join(dir, "missing.json")), "input " + filepath.Join(dir, "missing.json") + ": no such file or directory"},
 		{with("--compression", "lz5", "-o", dir, in), `--compression "lz5" is not a Parquet codec`},
 		{[]string{"watch", "--format", "canal-json", "--schema", "id INT", "--settle", "5", dir, "-o", filepath.Join(dir, "o")}, "--settle 5: a duration is a number with a unit: 5s, 500ms, 2m"},
+		{[]string{"convert", "--primary-key", "shop.k", in}, `--primary-key "shop.k": want NS.TABLE=COL[,COL]`},
+		{[]string{"convert", "--primary-key", "shop.(k=id", in}, `is not a Go RE2 expression`},
+		{[]string{"convert", "--column-type", "shop.k.v=NUMBR", in}, `--column-type "shop.k.v=NUMBR"`},
+		{[]string{"convert", "--column-type", "v=INT", in}, `want NS.TABLE.COL=TYPE`},
+		{with("--primary-key", "shop.k=id", in), "with --schema or --ddl, declare it there"},
+		{[]string{"convert", "--dedup-inputs", in}, "--dedup-inputs compares inputs with those converted into -o DIR"},
 		{[]string{"help", "foo"}, `no help topic "foo"`},
 		{[]string{"convrt"}, `unknown command "convrt" (did you mean convert?)`},
 	} {
