@@ -367,8 +367,8 @@ type Tables struct {
 	// Hints are what the user said of tables (--primary-key,
 	// --column-type): they win over the evidence of every input.
 	Hints []Hint
-	byKey  map[Key]*Table
-	order  []Key
+	byKey map[Key]*Table
+	order []Key
 }
 
 // NewTables starts an empty set of tables for a format.
