@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/cdcetl/cdcetl/internal/nearest"
 )
 
 // ErrSchema is returned (wrapped in a *SchemaError) for a column list or
@@ -17,13 +20,42 @@ type SchemaError struct {
 	Offset int    // byte offset in the text, from 0
 	Column string // the column concerned, when known
 	Msg    string
+	// Line and Col (from 1) are where Offset is in the text, set by the
+	// parse functions for a text of several lines (a DDL file): whoever
+	// names the file says FILE:LINE:COL.
+	Line, Col int
 }
 
 func (e *SchemaError) Error() string {
 	if e.Column != "" {
 		return fmt.Sprintf("schema: column %s: %s", e.Column, e.Msg)
 	}
+	if e.Line > 0 {
+		return "schema: " + e.Msg
+	}
 	return fmt.Sprintf("schema: at offset %d: %s", e.Offset, e.Msg)
+}
+
+// InFile prefixes err with the file it is about: FILE:LINE:COL when the
+// parse knows where (editors jump there), else FILE.
+func InFile(path string, err error) error {
+	var se *SchemaError
+	if errors.As(err, &se) && se.Line > 0 {
+		return fmt.Errorf("%s:%d:%d: %w", path, se.Line, se.Col, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// locate sets e's line and column in text, when text has several lines.
+func locate(err error, text string) error {
+	var se *SchemaError
+	if !errors.As(err, &se) || !strings.Contains(text, "\n") || se.Offset <= 0 || se.Offset > len(text) {
+		return err
+	}
+	before := text[:se.Offset]
+	se.Line = strings.Count(before, "\n") + 1
+	se.Col = utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:]) + 1
+	return err
 }
 
 func (e *SchemaError) Unwrap() error { return ErrSchema }
@@ -32,6 +64,11 @@ func (e *SchemaError) Unwrap() error { return ErrSchema }
 // "id BIGINT, name STRING, `table` STRING METADATA FROM 'table' VIRTUAL,
 // PRIMARY KEY (id) NOT ENFORCED".
 func ParseColumns(text string) (*Schema, error) {
+	s, err := parseColumns(text)
+	return s, locate(err, text)
+}
+
+func parseColumns(text string) (*Schema, error) {
 	p := &parser{toks: nil, src: text}
 	if err := p.lex(); err != nil {
 		return nil, err
@@ -49,6 +86,11 @@ func ParseColumns(text string) (*Schema, error) {
 // ParseDDL parses a whole Flink CREATE TABLE statement: its columns, its
 // primary key and its WITH options (kept verbatim in Schema.Options).
 func ParseDDL(text string) (*Schema, error) {
+	s, err := parseDDL(text)
+	return s, locate(err, text)
+}
+
+func parseDDL(text string) (*Schema, error) {
 	p := &parser{src: text}
 	if err := p.lex(); err != nil {
 		return nil, err
@@ -663,5 +705,13 @@ func (p *parser) baseType() (Type, error) {
 		}
 		return t, nil
 	}
-	return Type{}, &SchemaError{Offset: tok.off, Msg: "Unsupported type: " + tok.text}
+	msg := "Unsupported type: " + tok.text
+	if near := nearest.Closest(tok.text, typeNames); near != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	return Type{}, &SchemaError{Offset: tok.off, Msg: msg}
 }
+
+// typeNames are the type keywords, for "did you mean".
+var typeNames = []string{"BOOLEAN", "TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "NUMERIC",
+	"CHAR", "VARCHAR", "STRING", "BINARY", "VARBINARY", "BYTES", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "ARRAY", "MULTISET", "MAP", "ROW"}

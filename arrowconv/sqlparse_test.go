@@ -39,7 +39,8 @@ func TestParseColumns(t *testing.T) {
 
 func TestParseColumnsErrors(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"id INTEGR", "Unsupported type: INTEGR"},
+		{"id INTEGR", "Unsupported type: INTEGR (did you mean INTEGER?)"},
+		{"id INT, s STRNG", "Unsupported type: STRNG (did you mean STRING?)"},
 		{"m MAP<INT, STRING>", "JSON format doesn't support non-string as key type of map. The type is: MAP<INT, STRING>"},
 		{"d DECIMAL(39, 2)", "precision must be between 1 and 38"},
 		{"d DECIMAL(5, 6)", "scale must be between 0"},
@@ -61,6 +62,15 @@ func TestParseColumnsErrors(t *testing.T) {
 		if err != nil && !errors.Is(err, ErrSchema) {
 			t.Errorf("ParseColumns(%q): %v is not ErrSchema", tt.in, err)
 		}
+	}
+}
+
+// TestDDLErrorPlace: an error in a DDL of several lines knows its line and
+// column, and InFile says FILE:LINE:COL.
+func TestDDLErrorPlace(t *testing.T) {
+	_, err := ParseDDL("CREATE TABLE t (\n  id INT,\n  s STRNG\n) WITH ('format' = 'canal-json')")
+	if got := InFile("t.sql", err); got == nil || !strings.HasPrefix(got.Error(), "t.sql:3:5: ") || !strings.Contains(got.Error(), "did you mean STRING") {
+		t.Errorf("got %v, want t.sql:3:5: ... did you mean STRING", got)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/buger/jsonparser"
+
+	"github.com/cdcetl/cdcetl/internal/nearest"
 )
 
 // Hints: one line after an error, saying what the user most likely has to
@@ -184,7 +186,7 @@ func timestampHint(format string, v []byte, t jsonparser.ValueType, iso, ltz boo
 // dateHint is timestampHint for DATE.
 func dateHint(v []byte, t jsonparser.ValueType) string {
 	if t == jsonparser.Number {
-		return "Flink's JSON formats read dates from text (yyyy-MM-dd) only; epoch days need an INT column"
+		return "Flink's JSON formats read dates from text (yyyy-MM-dd) only: --semantics producer reads epoch days (Debezium's Date) into DATE, or declare the column INT"
 	}
 	if _, ok := parseTimestamp(v, false, false); ok {
 		return "the value has a time: declare the column TIMESTAMP"
@@ -293,39 +295,7 @@ func (s *TableSet) Len() int { return len(s.names) }
 
 // Closest returns the candidate nearest to name (equal ignoring case, else
 // within two edits), or "".
-func Closest(name string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if strings.EqualFold(c, name) {
-			return c
-		}
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+func Closest(name string, candidates []string) string { return nearest.Closest(name, candidates) }
 
 // unq is a JSON string's content as text (escapes resolved).
 func unq(v []byte) string {

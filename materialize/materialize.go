@@ -362,7 +362,7 @@ func (m *materializer) spill(ctx context.Context) error {
 			var err error
 			start := len(arena)
 			if arena, err = appendKey(arena, cols, i); err != nil {
-				return err
+				return m.nullKey(err)
 			}
 			offs = append(offs, start)
 			ents = append(ents, entry{rec: int32(ri), row: int32(i)})
@@ -557,6 +557,7 @@ func (s *source) advance(m *materializer) error {
 	}
 	var err error
 	s.key, err = appendKey(s.key[:0], keyArrays(s.rec, m.keyCols), s.row)
+	err = m.nullKey(err)
 	if m.posCol >= 0 {
 		s.pos = posAt(s.rec, m.posCol, s.row)
 	}
@@ -1030,11 +1031,29 @@ func keyArrays(rec arrow.RecordBatch, cols []int) []arrow.Array {
 	return out
 }
 
+// nullKeyError is a row whose key column (its index among the key
+// columns) is NULL.
+type nullKeyError struct{ col int }
+
+func (e *nullKeyError) Error() string {
+	return fmt.Sprintf("a row has a NULL primary key (key column %d)", e.col+1)
+}
+
 // appendKey is arrowconv.AppendKey, a NULL key column being an error.
 func appendKey(b []byte, cols []arrow.Array, i int) ([]byte, error) {
 	b, null := arrowconv.AppendKey(b, cols, i)
 	if null >= 0 {
-		return nil, fmt.Errorf("a row has a NULL primary key (key column %d): a current state cannot hold it", null+1)
+		return nil, &nullKeyError{null}
 	}
 	return b, nil
+}
+
+// nullKey names the column of a NULL key and what to do about it.
+func (m *materializer) nullKey(err error) error {
+	var ne *nullKeyError
+	if !errors.As(err, &ne) {
+		return err
+	}
+	name := m.target.Field(m.keyCols[ne.col]).Name
+	return fmt.Errorf("a row has a NULL primary key column %s: a current state cannot hold it. If the messages name the column otherwise (ID for id), --column-case insensitive matches them; if the key is another, say it with --primary-key or the DDL's PRIMARY KEY", name)
 }

@@ -95,3 +95,23 @@ func TestHints(t *testing.T) {
 		}
 	}
 }
+
+// TestNullKeyNamesTheFix: --materialize over rows whose key column is
+// NULL (the messages name it ID, the schema id) fails naming the column
+// and what to do, rather than a key's index.
+func TestNullKeyNamesTheFix(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.json")
+	os.WriteFile(in, []byte(`{"data":[{"ID":"1","v":"x"}],"type":"INSERT","database":"shop","table":"k"}`+"\n"), 0o644)
+	s, err := arrowconv.ParseColumns("id INT, v STRING, PRIMARY KEY (id) NOT ENFORCED")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := canalConfig(t, 1)
+	cfg.Schema, cfg.To, cfg.OutDir, cfg.Materialize = s, ToParquet, filepath.Join(dir, "out"), true
+	cfg.Table = &TableKey{Namespace: "shop", Name: "k"}
+	_, err = Run(context.Background(), cfg, []string{in})
+	if err == nil || !strings.Contains(err.Error(), "NULL primary key column id") || !strings.Contains(err.Error(), "--column-case insensitive") {
+		t.Fatalf("err = %v", err)
+	}
+}

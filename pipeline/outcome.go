@@ -349,7 +349,7 @@ func (r *run) columnWarnings(fr *fileRun, st Stats) []string {
 		}
 		w := fmt.Sprintf("%s: column %s is NULL in all %d rows: the messages have no key %q", fr.file.Path, col.Name, st.TotalRows(), col.Name)
 		if near := decode.Closest(col.Name, keys); near != "" {
-			w += fmt.Sprintf(" (they have %q; names are case-sensitive)", near)
+			w += fmt.Sprintf(" (they have %q; names are case-sensitive: --column-case insensitive matches them)", near)
 		}
 		out = append(out, w)
 	}

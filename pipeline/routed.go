@@ -105,7 +105,7 @@ func newRouter(cfg *Config) (*router, error) {
 			}
 			s, err := arrowconv.ParseDDL(string(text))
 			if err != nil {
-				return nil, fmt.Errorf("--ddl-dir %s: %w", p, err)
+				return nil, fmt.Errorf("--ddl-dir %w", arrowconv.InFile(p, err))
 			}
 			if t.Key == (infer.Key{}) {
 				// A DDL written by hand: the table from the file name

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -273,5 +275,43 @@ func TestControlOnlyFilesAndUntellable(t *testing.T) {
 		if f.Status != want {
 			t.Errorf("%s: status %q, want %q", f.Path, f.Status, want)
 		}
+	}
+}
+
+// TestInterruptedSummary: a conversion stopped by Ctrl-C says so, and what
+// it kept; --to print of a conversion without a schema does not count
+// tables it wrote none of.
+func TestInterruptedSummary(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.json")
+	var b strings.Builder
+	for i := 0; i < 20000; i++ {
+		b.WriteString(`{"data":[{"id":"1"}],"database":"shop","table":"t","type":"INSERT","pkNames":["id"],"mysqlType":{"id":"int"},"isDdl":false}` + "\n")
+	}
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stderr bytes.Buffer
+	err := runConvert(ctx, []string{"--format", "canal-json", "--schema", "id INT", "-o", filepath.Join(dir, "out"), in}, io.Discard, &stderr)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(stderr.String(), "interrupted: 0 inputs finished") || !strings.Contains(stderr.String(), "run again") {
+		t.Errorf("err %v, stderr %q", err, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"convert", in, "--to", "print"}, io.Discard, &stderr); code != exitOK || strings.Contains(stderr.String(), "tables") {
+		t.Errorf("--to print: exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestDDLPathRelativeToDDL: a DDL's relative 'path' is the DDL file's
+// neighbour, whatever the working directory.
+func TestDDLPathRelativeToDDL(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "sub", "data"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "data", "a.json"), []byte(`{"data":[{"id":"7"}],"type":"INSERT"}`+"\n"), 0o644)
+	ddl := filepath.Join(dir, "sub", "t.sql")
+	os.WriteFile(ddl, []byte("CREATE TABLE t (id INT) WITH ('connector' = 'filesystem', 'path' = 'data', 'format' = 'canal-json');\n"), 0o644)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"convert", "--ddl", ddl, "--to", "print"}, &stdout, &stderr); code != exitOK || stdout.String() != "+I[7]\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }

@@ -113,7 +113,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 // bucketFlags are the object-storage request policy's flags.
 func bucketFlags(fs *flag.FlagSet, o *convertOpts) {
 	o.bucketTimeout, o.bucketAttempts = objstore.DefaultPolicy.Timeout, objstore.DefaultPolicy.Attempts
-	fs.Var(durationFlag{&o.bucketTimeout}, "bucket-timeout", "buckets: a request with no answer and no progress for this long fails and is tried again (default 1m0s)")
+	fs.Var(durationFlag{&o.bucketTimeout}, "bucket-timeout", "buckets: a request with no answer and no progress for this long fails and is tried again")
 	fs.IntVar(&o.bucketAttempts, "bucket-attempts", objstore.DefaultPolicy.Attempts, "buckets: tries per request (timeouts, 5xx answers, resets, bodies cut short), with backoff up to 20s between them")
 }
 
@@ -289,13 +289,26 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 			st.Skipped, cfg.OutDir, pipeline.JournalName)
 		return
 	}
+	if errors.Is(err, context.Canceled) {
+		kept := 0
+		for _, f := range st.PerFile {
+			if f.Status == pipeline.StatusOK {
+				kept++
+			}
+		}
+		where := "printed"
+		if cfg.OutDir != "" {
+			where = "kept in " + cfg.OutDir + " and journaled"
+		}
+		fmt.Fprintf(stderr, "cdcetl: interrupted: %d inputs finished (%s); the ones in flight were rolled back, nothing of them kept: run again to go on\n", kept, where)
+	}
 	control := ""
 	if cfg.Options.Producer {
 		control = fmt.Sprintf(", %d control", st.Control)
 	}
 	fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped%s; rows +I %d, -U %d, +U %d, -D %d",
 		st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, st.Dropped, control, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
-	if cfg.Schema == nil {
+	if cfg.Schema == nil && cfg.OutDir != "" { // printed rows name their tables
 		tables := map[string]bool{}
 		for _, f := range st.PerFile {
 			for _, t := range f.Tables {
@@ -387,7 +400,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 			return cfg, nil, usagef("--ddl: %w", rerr)
 		}
 		if schema, err = arrowconv.ParseDDL(string(text)); err != nil {
-			return cfg, nil, err
+			return cfg, nil, arrowconv.InFile(o.ddl, err)
 		}
 		for k, v := range schema.Options {
 			switch k {
@@ -398,6 +411,11 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 				}
 			case "path":
 				if len(paths) == 0 {
+					// Relative to the DDL file, as a file kept next to its
+					// data expects: the command works from any directory.
+					if !filepath.IsAbs(v) && !objstore.IsURL(v) && !strings.Contains(v, "://") {
+						v = filepath.Join(filepath.Dir(o.ddl), v)
+					}
 					paths = []string{v}
 				}
 			case "cdcetl.semantics":

@@ -104,7 +104,8 @@ func flagsHelp() string {
 	fs := watchFlags(&o)
 	fs.SetOutput(&b)
 	fs.PrintDefaults()
-	return strings.ReplaceAll(b.String(), "\n  -", "\n  --")
+	// Long flags are written --name; a one-letter flag keeps its one dash.
+	return regexp.MustCompile(`\n  -(\w\w)`).ReplaceAllString(b.String(), "\n  --$1")
 }
 
 // optionsHelp is the table of format options: each once, with the formats
@@ -149,6 +150,11 @@ func metadataHelp() string {
 
 // didYouMean is " (did you mean X?)" for the candidate nearest to s, or "".
 func didYouMean(s string, candidates []string) string {
+	for _, c := range candidates {
+		if strings.EqualFold(s+"-json", c) || strings.EqualFold(s+"json", c) {
+			return fmt.Sprintf(" (did you mean %s?)", c) // --format debezium: the format is debezium-json
+		}
+	}
 	if near := decode.Closest(s, candidates); near != "" {
 		return fmt.Sprintf(" (did you mean %s?)", near)
 	}

@@ -26,7 +26,7 @@ func watchFlags(o *convertOpts) *flag.FlagSet {
 	fs := convertFlags(o)
 	fs.Init("watch", flag.ContinueOnError)
 	o.settle = 5 * time.Second
-	fs.Var(durationFlag{&o.settle}, "settle", "quiet period after which an unchanged file is complete: 5s, 500ms, 2m (default 5s)")
+	fs.Var(durationFlag{&o.settle}, "settle", "quiet period after which an unchanged file is complete: 5s, 500ms, 2m")
 	return fs
 }
 

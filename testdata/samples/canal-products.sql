@@ -13,7 +13,7 @@ CREATE TABLE products (
   PRIMARY KEY (id) NOT ENFORCED
 ) WITH (
   'connector' = 'filesystem',
-  'path' = 'testdata/samples/canal',
+  'path' = 'canal',
   'format' = 'canal-json',
   'canal-json.database.include' = 'inventory',
   'canal-json.table.include' = 'products'
