@@ -388,6 +388,7 @@ func (t *Table) commitWith(ctx context.Context, decide func() (iceberg.Propertie
 		if err == nil {
 			t.tbl = done
 			t.refresh()
+			t.writeHint(ctx)
 			return true, nil
 		}
 		if !conflict(err) {

@@ -15,11 +15,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +31,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	iceio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud" // s3://, gs://, azblob:// warehouses
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/jackc/pgx/v5/stdlib" // the postgres:// catalog's driver
@@ -327,6 +331,7 @@ func (t *Table) ensure(ctx context.Context, s *arrowconv.Schema) error {
 			return fmt.Errorf("the table is a %s table, and this is a %s load: load it with --table-mode %s, or into another table", m, t.lake.mode, m)
 		}
 		t.tbl = tbl
+		t.writeHint(ctx)
 	}
 	for attempt := 0; ; attempt++ {
 		err := t.evolve(ctx, s)
@@ -422,6 +427,7 @@ func (t *Table) evolve(ctx context.Context, s *arrowconv.Schema) error {
 		return err
 	}
 	t.tbl = tbl
+	t.writeHint(ctx)
 	return nil
 }
 
@@ -608,4 +614,67 @@ func icebergType(t arrowconv.Type) (iceberg.Type, error) {
 		return st, nil
 	}
 	return nil, fmt.Errorf("no Iceberg type for %s", t)
+}
+
+// HintFile is the file beside a table's metadata that names its current
+// metadata file, for readers that open a table by its directory without a
+// catalog (Hadoop tables; DuckDB's iceberg_scan of a directory).
+const HintFile = "version-hint.text"
+
+// writeHint points the table's version-hint.text at its current metadata
+// file, unless it already names a later one (another process committed
+// meanwhile). A hint that cannot be written is removed rather than left
+// naming an older version: readers then need the catalog, as before.
+func (t *Table) writeHint(ctx context.Context) {
+	loc := t.tbl.MetadataLocation()
+	version := strings.TrimSuffix(path.Base(loc), ".metadata.json")
+	hint := strings.TrimSuffix(t.tbl.Location(), "/") + "/metadata/" + HintFile
+	fs, err := t.tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	if f, err := fs.Open(hint); err == nil {
+		old, _ := io.ReadAll(f)
+		f.Close()
+		if metadataSeq(string(old)) > metadataSeq(version) {
+			return
+		}
+	}
+	if t.lake.remote == "" {
+		// A local warehouse: a temporary file renamed into place.
+		p, err := PathOf(hint)
+		if err != nil {
+			return
+		}
+		tmp := p + ".tmp"
+		if err := os.WriteFile(tmp, []byte(version), 0o644); err == nil && os.Rename(tmp, p) == nil {
+			return
+		}
+		os.Remove(tmp)
+		os.Remove(p)
+		return
+	}
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return
+	}
+	if w, err := wfs.Create(hint); err == nil { // one PUT: readers see the old or the new
+		_, err = w.Write([]byte(version))
+		if cerr := w.Close(); err == nil && cerr == nil {
+			return
+		}
+	}
+	if r, ok := fs.(interface{ Remove(string) error }); ok {
+		r.Remove(hint)
+	}
+}
+
+// metadataSeq is the version number a metadata file's name starts with
+// ("00012-<uuid>"), or -1.
+func metadataSeq(name string) int {
+	n, err := strconv.Atoi(strings.SplitN(strings.TrimSpace(name), "-", 2)[0])
+	if err != nil {
+		return -1
+	}
+	return n
 }

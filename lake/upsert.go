@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -221,11 +222,26 @@ func (d *Delta) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	return d.data.Write(ctx, rec)
 }
 
+// DeletesDir is the directory of a table's delete files, beside data/:
+// a reader that globs data/**/*.parquet (a changelog read as plain Parquet)
+// never picks one up.
+const DeletesDir = "deletes"
+
+// deletePath is where the delete file of kind for the delta's data file
+// goes: deletes/ mirrors data/ (partition directories included).
+func (d *Delta) deletePath(kind string) string {
+	p := strings.TrimSuffix(d.dataPath, ".parquet") + "." + kind + ".parquet"
+	if rel, err := filepath.Rel(filepath.Join(d.t.dir, "data"), p); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.Join(d.t.dir, DeletesDir, rel)
+	}
+	return p
+}
+
 // writeKeys appends the key values of the rows first seen in this batch
 // to the equality-delete file.
 func (d *Delta) writeKeys(ctx context.Context, cols []arrow.Array) error {
 	if d.eq == nil {
-		d.eqPath = strings.TrimSuffix(d.dataPath, ".parquet") + ".eq-deletes.parquet"
+		d.eqPath = d.deletePath("eq-deletes")
 		opts := d.opts
 		ids := map[string]int32{}
 		for j, n := range d.keyNames {
@@ -306,7 +322,7 @@ func (d *Delta) Close() error {
 	}
 	slices.Sort(d.posDeletes)
 	d.posDeletes = slices.Compact(d.posDeletes)
-	d.posPath = strings.TrimSuffix(d.dataPath, ".parquet") + ".pos-deletes.parquet"
+	d.posPath = d.deletePath("pos-deletes")
 	sch := &arrowconv.Schema{Columns: []arrowconv.Field{{Name: "file_path", Type: arrowconv.Type{Kind: arrowconv.String}}, {Name: "pos", Type: arrowconv.Type{Kind: arrowconv.BigInt}}}}
 	opts := d.opts
 	opts.Required = []string{"file_path", "pos"}

@@ -478,7 +478,7 @@ func recoverLake(ctx context.Context, dir, pending string, j *Journal, l *lake.L
 		return err
 	}
 	var dataDirs []string
-	for _, pat := range [][]string{{"*", "*", "data"}, {"*", "*", "v*", "data"}} {
+	for _, pat := range [][]string{{"*", "*", "data"}, {"*", "*", "v*", "data"}, {"*", "*", lake.DeletesDir}, {"*", "*", "v*", lake.DeletesDir}} {
 		m, err := filepath.Glob(filepath.Join(append([]string{dir}, pat...)...))
 		if err != nil {
 			return err
@@ -490,7 +490,7 @@ func recoverLake(ctx context.Context, dir, pending string, j *Journal, l *lake.L
 		if _, ok := j.owner(p.Stem); ok {
 			continue
 		}
-		// data/[<partition>/...]<stem>-<run>[.<kind>].parquet
+		// {data,deletes}/[<partition>/...]<stem>-<run>[.<kind>].parquet
 		mark := string(filepath.Separator) + p.Stem + "-"
 		for _, d := range dataDirs {
 			werr := filepath.WalkDir(d, func(path string, e os.DirEntry, err error) error {

@@ -24,6 +24,7 @@ import (
 	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/internal/cdcgen"
 	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
+	"github.com/cdcetl/cdcetl/internal/testutil"
 	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/partition"
 )
@@ -708,5 +709,90 @@ func TestIcebergGrownInputReplacesItsRows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIcebergVersionHint: every table has metadata/version-hint.text naming
+// its current metadata file, so a reader that opens the table by its
+// directory, without the catalog, reads what the catalog's readers read;
+// a hint naming a later version than a commit's is not written over.
+func TestIcebergVersionHint(t *testing.T) {
+	in := t.TempDir()
+	paths := upsertArchive(t, in, 4, 100)
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	wh := t.TempDir()
+	for _, n := range []int{2, 4} {
+		if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2}, paths[:n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"t0", "t1"} {
+		tbl := loadTable(t, wh, "", "shop", name)
+		meta := filepath.Join(wh, "shop", name, "metadata")
+		hint, err := os.ReadFile(filepath.Join(meta, lake.HintFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc := filepath.Join(meta, string(hint)+".metadata.json")
+		if want, _ := lake.PathOf(tbl.MetadataLocation()); loc != want {
+			t.Fatalf("shop.%s: the hint names %s, the catalog %s", name, loc, want)
+		}
+		byDir, err := table.NewFromLocation(context.Background(), table.Identifier{"shop", name}, loc, tbl.FS, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, want := scanTable(t, tbl)
+		if got := scanRows(t, byDir, cols); !slices.Equal(got, want) || len(got) == 0 {
+			t.Errorf("shop.%s: %d rows by the hint, %d by the catalog", name, len(got), len(want))
+		}
+	}
+	// A later version's hint stays.
+	hintPath := filepath.Join(wh, "shop", "t0", "metadata", lake.HintFile)
+	os.WriteFile(hintPath, []byte("99999-later"), 0o644)
+	os.WriteFile(paths[0], append(must(os.ReadFile(paths[0])), '\n'), 0o644) // a new version of an input
+	if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2}, paths[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(hintPath); string(b) != "99999-later" {
+		t.Errorf("a hint naming a later version was written over: %q", b)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestIcebergDeletesApart: an upsert table's delete files are under
+// deletes/, never data/: every Parquet file a data/**/*.parquet glob finds
+// is a data file (it has _rowkind).
+func TestIcebergDeletesApart(t *testing.T) {
+	in := t.TempDir()
+	paths := upsertArchive(t, in, 4, 200)
+	wh := t.TempDir()
+	cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2}
+	if _, err := Run(context.Background(), cfg, paths); err != nil {
+		t.Fatal(err)
+	}
+	deletes := 0
+	for _, name := range []string{"t0", "t1"} {
+		dir := filepath.Join(wh, "shop", name)
+		filepath.WalkDir(filepath.Join(dir, "data"), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
+				return err
+			}
+			cols, _, err := testutil.ReadColumns(p)
+			if err != nil || len(cols) == 0 || cols[0] != "_rowkind" {
+				t.Errorf("%s under data/ is not a data file (columns %v, %v)", p, cols, err)
+			}
+			return nil
+		})
+		m, _ := filepath.Glob(filepath.Join(dir, lake.DeletesDir, "*.parquet"))
+		deletes += len(m)
+	}
+	if deletes == 0 {
+		t.Error("no delete file under deletes/: the test did not test it")
 	}
 }
