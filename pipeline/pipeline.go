@@ -512,6 +512,14 @@ func (c *Config) defaults() {
 	if c.Stdout == nil {
 		c.Stdout = os.Stdout
 	}
+	if c.To == "" && c.Target == nil {
+		// As the command line: print without an output directory,
+		// Parquet with one (a re-encoding names its Target).
+		c.To = ToPrint
+		if c.OutDir != "" {
+			c.To = ToParquet
+		}
+	}
 }
 
 // Run converts every file under paths.

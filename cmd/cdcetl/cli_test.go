@@ -315,3 +315,26 @@ func TestDDLPathRelativeToDDL(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestShowCommand: 'cdcetl show OUT TABLE' prints a loaded table's rows as
+// --to print does; a missing table says how to list them.
+func TestShowCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.json")
+	os.WriteFile(in, []byte(`{"data":[{"id":"1","v":"x"}],"database":"shop","table":"k","pkNames":["id"],"type":"INSERT","mysqlType":{"id":"int","v":"varchar(8)"},"isDdl":false}`+"\n"), 0o644)
+	out := filepath.Join(dir, "out")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"convert", "--no-lineage", "-o", out, in}, io.Discard, &stderr); code != exitOK {
+		t.Fatalf("convert: exit %d: %s", code, stderr.String())
+	}
+	if code := run([]string{"show", out, "shop.k"}, &stdout, &stderr); code != exitOK || stdout.String() != "+I[1, x, []]\n" {
+		t.Errorf("show: exit %d, %q, %s", code, stdout.String(), stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"show", out, "shop.nope"}, io.Discard, &stderr); code != exitFailed || !strings.Contains(stderr.String(), "cdcetl inspect") {
+		t.Errorf("a missing table: exit %d, %s", code, stderr.String())
+	}
+	if code := run([]string{"show", out}, io.Discard, &stderr); code != exitUsage {
+		t.Errorf("show without TABLE: exit %d", code)
+	}
+}

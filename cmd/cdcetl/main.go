@@ -68,14 +68,15 @@ Usage:
   cdcetl convert [flags] PATH...           convert files and directories
   cdcetl inspect [flags] PATH...           formats, tables, inferred schemas
   cdcetl watch [flags] LANDING_DIR -o OUT  convert files as they land
+  cdcetl show [flags] OUT TABLE            print a loaded table's rows
   cdcetl help [TOPIC]                      convert, watch, flags, options, metadata
   cdcetl version
 
 Formats: canal-json, maxwell-json, ogg-json, debezium-json, json. Options are
 given as in Flink DDL (--option canal-json.ignore-parse-errors=true).
 
-Exit status: 0 ok, 1 failed, 2 usage, 3 some inputs failed (--keep-going),
-130 interrupted (a watcher exits 0 when stopped by SIGINT or SIGTERM).
+Exit status: 0 ok, 1 failed, 2 usage, 3 some inputs failed (--keep-going)
+or were not moved (--on-success), 130 interrupted (a watcher exits 0 when stopped by SIGINT or SIGTERM).
 `
 
 func main() {
@@ -106,6 +107,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runWatch(ctx, args[1:], stdout, stderr)
 	case "inspect":
 		err = runInspect(ctx, args[1:], stdout, stderr)
+	case "show":
+		err = runShow(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		topic := ""
 		if len(args) > 1 {
@@ -125,7 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	default:
-		err = usagef("unknown command %q%s; commands: convert, inspect, watch, help, version", args[0], didYouMean(args[0], []string{"convert", "inspect", "watch", "help", "version"}))
+		err = usagef("unknown command %q%s; commands: convert, inspect, watch, show, help, version", args[0], didYouMean(args[0], []string{"convert", "inspect", "watch", "show", "help", "version"}))
 	}
 	return exitCode(err, stderr)
 }
