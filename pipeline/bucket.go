@@ -575,7 +575,7 @@ func (p *publisher) finish(ctx context.Context, journal string, settled bool) er
 // the old state: the next run folds those changes again, which gives the
 // same last image per key.
 
-// fetchSnapshot brings a table's snapshot (rel: <table dir>/_current)
+// fetchSnapshot brings a table's snapshot (rel: _current/<table dir>)
 // into staging, replacing what staging has.
 func (p *publisher) fetchSnapshot(ctx context.Context, rel string) error {
 	local := filepath.Join(p.staging, filepath.FromSlash(rel))
@@ -613,9 +613,29 @@ func (p *publisher) fetch(ctx context.Context, local string) error {
 	return p.download(ctx, filepath.ToSlash(rel))
 }
 
-// putSnapshot uploads a table's new snapshot (rel: <table dir>/_current):
+// putSnapshot uploads a table's new snapshot (rel: _current/<table dir>):
 // data files first, the state file last, then removes the bucket's data
 // files the new snapshot does not have.
+// removePrefix removes every object below rel (a directory).
+func (p *publisher) removePrefix(ctx context.Context, rel string) error {
+	it := p.loc.Bucket.List(&blob.ListOptions{Prefix: p.loc.Key(rel) + "/"})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", p.loc.Name(p.loc.Key(rel)), objstore.Explain(err))
+		}
+		if o.IsDir {
+			continue
+		}
+		if err := p.loc.Remove(ctx, o.Key); err != nil {
+			return err
+		}
+	}
+}
+
 func (p *publisher) putSnapshot(ctx context.Context, rel string) error {
 	local := filepath.Join(p.staging, filepath.FromSlash(rel))
 	names, err := os.ReadDir(local)

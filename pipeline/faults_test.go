@@ -446,7 +446,7 @@ func TestReconvertedInputLeavesNoStaleTables(t *testing.T) {
 						t.Errorf("shop.%s: id %d %d times", table, id, c)
 					}
 				}
-				cur := parquetIDs(t, filepath.Join(cfg.OutDir, "shop", table, CurrentDir))
+				cur := parquetIDs(t, filepath.Join(cfg.OutDir, SnapshotDir(filepath.Join("shop", table))))
 				if len(cur) != n {
 					t.Errorf("shop.%s/_current: %d keys, want %d", table, len(cur), n)
 				}

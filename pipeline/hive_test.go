@@ -102,8 +102,8 @@ func TestHivePartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"t0", "t1"} {
-		got := parquetRows(t, filepath.Join(pm, "shop", name, CurrentDir), []string{"id", "v"})
-		want := parquetRows(t, filepath.Join(fm, "shop", name, CurrentDir), []string{"id", "v"})
+		got := parquetRows(t, filepath.Join(pm, SnapshotDir(filepath.Join("shop", name))), []string{"id", "v"})
+		want := parquetRows(t, filepath.Join(fm, SnapshotDir(filepath.Join("shop", name))), []string{"id", "v"})
 		if len(want) == 0 || !slices.Equal(got, want) {
 			t.Fatalf("shop.%s snapshot: partitioned %d rows, unpartitioned %d", name, len(got), len(want))
 		}

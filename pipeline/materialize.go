@@ -17,13 +17,19 @@ import (
 
 // Current-state snapshots (--materialize): after a Parquet conversion,
 // each table's changes not yet folded into its snapshot are folded in
-// (package materialize), and the snapshot, OUT/<ns>/<table>[/v<n>]/_current/,
-// is replaced whole. The snapshot's state file lists the change files it
+// (package materialize), and the snapshot, OUT/_current/<ns>/<table>[/v<n>]/
+// (beside the changelogs, not under them: a reader's glob of a table's
+// directory is its changelog alone), is replaced whole. The snapshot's state file lists the change files it
 // holds (with their inputs' hashes), so what a crash or a failure left out
 // is folded by the next run, and nothing twice.
 
-// CurrentDir is a table's current-state snapshot directory.
+// CurrentDir is the directory of the current-state snapshots, below the
+// output directory; each table's is SnapshotDir.
 const CurrentDir = "_current"
+
+// SnapshotDir is where the snapshot of the table (version) whose
+// directory is dir (below the output directory) is, below it too.
+func SnapshotDir(dir string) string { return filepath.Join(CurrentDir, dir) }
 
 const currentState = "_cdcetl_state.json"
 
@@ -110,15 +116,23 @@ func (r *run) changeIn(dir, rel string) bool {
 
 func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s *arrowconv.Schema, entries []Entry) (*MaterializedTable, error) {
 	cfg := r.cfg
-	abs := filepath.Join(cfg.OutDir, dir)
-	cur := filepath.Join(abs, CurrentDir)
+	cur := filepath.Join(cfg.OutDir, SnapshotDir(dir))
 	var st snapshotState
 	var previous []string
+	legacy := filepath.Join(dir, CurrentDir) // where snapshots were, below the table's directory
 	if p := cfg.publish; p != nil {
 		// The snapshot in the bucket, brought into staging.
-		if err := p.fetchSnapshot(ctx, filepath.ToSlash(filepath.Join(dir, CurrentDir))); err != nil {
+		if err := p.fetchSnapshot(ctx, filepath.ToSlash(SnapshotDir(dir))); err != nil {
 			return nil, err
 		}
+		if _, err := os.Stat(cur); errors.Is(err, os.ErrNotExist) {
+			if err := p.fetchSnapshot(ctx, filepath.ToSlash(legacy)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := moveLegacySnapshot(filepath.Join(cfg.OutDir, legacy), cur); err != nil {
+		return nil, err
 	}
 	if !cfg.Force {
 		if b, err := os.ReadFile(filepath.Join(cur, currentState)); err == nil {
@@ -187,16 +201,16 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 			}
 		}
 	}
-	next := filepath.Join(abs, CurrentDir+".new-"+r.runID)
+	next := cur + ".new-" + r.runID
 	if trunc != nil && trunc.File == len(changes) {
 		// Emptied after its last change: an empty snapshot.
 		if err := os.MkdirAll(next, 0o755); err != nil {
 			return nil, err
 		}
-		if err := r.publishSnapshot(ctx, abs, next, &st); err != nil {
+		if err := r.publishSnapshot(ctx, dir, next, &st); err != nil {
 			return nil, err
 		}
-		return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: "input path, then line"}, nil
+		return &MaterializedTable{Table: key.String(), Dir: SnapshotDir(dir), Order: "input path, then line"}, nil
 	}
 	if len(changes) == 0 {
 		return nil, nil
@@ -222,19 +236,19 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 		os.RemoveAll(next)
 		return nil, err
 	}
-	if err := r.publishSnapshot(ctx, abs, next, &st); err != nil {
+	if err := r.publishSnapshot(ctx, dir, next, &st); err != nil {
 		return nil, err
 	}
 	order := "input path, then line"
 	if metaColumn(s, "source-position") != "" {
 		order = "source position, then input path and line"
 	}
-	return &MaterializedTable{Table: key.String(), Dir: filepath.Join(dir, CurrentDir), Order: order, Result: res}, nil
+	return &MaterializedTable{Table: key.String(), Dir: SnapshotDir(dir), Order: order, Result: res}, nil
 }
 
 // publishSnapshot writes the state file into the new snapshot next and
 // puts it in place of the table's current one.
-func (r *run) publishSnapshot(ctx context.Context, abs, next string, st *snapshotState) error {
+func (r *run) publishSnapshot(ctx context.Context, dir, next string, st *snapshotState) error {
 	slices.Sort(st.Folded)
 	b, _ := json.MarshalIndent(st, "", " ")
 	if err := writeSynced(filepath.Join(next, currentState), b); err != nil {
@@ -242,14 +256,32 @@ func (r *run) publishSnapshot(ctx context.Context, abs, next string, st *snapsho
 		return err
 	}
 	syncDir(next)
-	if err := swapCurrent(abs, next, r.runID); err != nil {
+	if err := swapCurrent(filepath.Join(r.cfg.OutDir, SnapshotDir(dir)), next, r.runID); err != nil {
 		return err
 	}
 	if p := r.cfg.publish; p != nil {
-		rel, _ := filepath.Rel(r.cfg.OutDir, filepath.Join(abs, CurrentDir))
-		return p.putSnapshot(ctx, filepath.ToSlash(rel))
+		if err := p.putSnapshot(ctx, filepath.ToSlash(SnapshotDir(dir))); err != nil {
+			return err
+		}
+		// A snapshot of the earlier layout goes once the new one is up.
+		return p.removePrefix(ctx, filepath.ToSlash(filepath.Join(dir, CurrentDir)))
 	}
 	return nil
+}
+
+// moveLegacySnapshot moves a snapshot kept where earlier versions kept
+// them (<table>/_current) to cur, unless cur has one.
+func moveLegacySnapshot(legacy, cur string) error {
+	if _, err := os.Stat(legacy); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(cur); err == nil {
+		return os.RemoveAll(legacy)
+	}
+	if err := os.MkdirAll(filepath.Dir(cur), 0o755); err != nil {
+		return err
+	}
+	return os.Rename(legacy, cur)
 }
 
 // metaColumn is the column holding a metadata key's values, if any.
@@ -266,9 +298,8 @@ func metaColumn(s *arrowconv.Schema, key string) string {
 // one: the old is renamed away, the new renamed in, the old removed. A
 // crash between the renames leaves no _current but the old one aside,
 // which recoverCurrent puts back.
-func swapCurrent(abs, next, run string) error {
-	cur := filepath.Join(abs, CurrentDir)
-	old := filepath.Join(abs, CurrentDir+".old-"+run)
+func swapCurrent(cur, next, run string) error {
+	old := cur + ".old-" + run
 	hadOld := true
 	if err := os.Rename(cur, old); errors.Is(err, os.ErrNotExist) {
 		hadOld = false
@@ -278,7 +309,7 @@ func swapCurrent(abs, next, run string) error {
 	if err := os.Rename(next, cur); err != nil {
 		return err
 	}
-	syncDir(abs)
+	syncDir(filepath.Dir(cur))
 	if hadOld {
 		return os.RemoveAll(old)
 	}
@@ -289,17 +320,23 @@ func swapCurrent(abs, next, run string) error {
 // renamed aside without its successor goes back; half-written successors
 // and old snapshots are removed.
 func recoverCurrent(out string) error {
-	dirs, err := filepath.Glob(filepath.Join(out, "*", "*", CurrentDir+".*"))
-	if err != nil {
-		return err
+	var dirs []string
+	for _, pat := range [][]string{
+		{CurrentDir, "*", "*.*-*"}, {CurrentDir, "*", "*", "v*.*-*"}, // <table>.old-<run>, <table>.new-<run>
+		{"*", "*", CurrentDir + ".*"}, {"*", "*", "v*", CurrentDir + ".*"}, // the earlier layout's
+	} {
+		m, err := filepath.Glob(filepath.Join(append([]string{out}, pat...)...))
+		if err != nil {
+			return err
+		}
+		dirs = append(dirs, m...)
 	}
-	more, _ := filepath.Glob(filepath.Join(out, "*", "*", "v*", CurrentDir+".*"))
-	dirs = append(dirs, more...)
 	for _, d := range dirs {
-		table := filepath.Dir(d)
-		cur := filepath.Join(table, CurrentDir)
-		name := filepath.Base(d)
-		if strings.HasPrefix(name, CurrentDir+".old-") {
+		cur, kind, ok := cutRunSuffix(d)
+		if !ok {
+			continue
+		}
+		if kind == "old" {
 			if _, err := os.Stat(cur); errors.Is(err, os.ErrNotExist) {
 				if err := os.Rename(d, cur); err != nil {
 					return err
@@ -312,4 +349,14 @@ func recoverCurrent(out string) error {
 		}
 	}
 	return nil
+}
+
+// cutRunSuffix splits "<cur>.old-<run>" or "<cur>.new-<run>".
+func cutRunSuffix(d string) (cur, kind string, ok bool) {
+	for _, k := range []string{"old", "new"} {
+		if i := strings.LastIndex(d, "."+k+"-"); i > 0 && !strings.ContainsRune(d[i:], filepath.Separator) {
+			return d[:i], k, true
+		}
+	}
+	return "", "", false
 }

@@ -51,22 +51,22 @@ func TestMaterializeIsCurrentState(t *testing.T) {
 				want[i] = r[len("_rowkind=+I|"):]
 			}
 			slices.Sort(want)
-			got := parquetRows(t, filepath.Join(dir, CurrentDir), cols)
+			got := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", name))), cols)
 			if len(want) < 10 {
 				t.Fatalf("shop.%s: only %d live keys", name, len(want))
 			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("run of %d, shop.%s: the snapshot has %d rows, the replayed changelog %d:\n%s", n, name, len(got), len(want), firstDiff(got, want))
 			}
-			if left, _ := filepath.Glob(filepath.Join(dir, CurrentDir+".*")); len(left) > 0 {
+			if left, _ := filepath.Glob(filepath.Join(out, SnapshotDir(filepath.Join("shop", name))+".*")); len(left) > 0 {
 				t.Fatalf("left behind: %v", left)
 			}
-			if runs, _ := filepath.Glob(filepath.Join(dir, CurrentDir, ".materialize-run-*")); len(runs) > 0 {
+			if runs, _ := filepath.Glob(filepath.Join(out, SnapshotDir(filepath.Join("shop", name)), ".materialize-run-*")); len(runs) > 0 {
 				t.Fatalf("spilled runs left: %v", runs)
 			}
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, "shop", "t0", CurrentDir, currentState)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, SnapshotDir(filepath.Join("shop", "t0")), currentState)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -108,7 +108,7 @@ func TestMaterializeTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := func(name string) []string {
-		rows := parquetRows(t, filepath.Join(out, "shop", name, CurrentDir), []string{"id", "v"})
+		rows := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", name))), []string{"id", "v"})
 		return rows
 	}
 	if got, want := ids("t0"), []string{"id=7|v=2|", "id=8|v=0|"}; !slices.Equal(got, want) {
@@ -166,7 +166,7 @@ func TestMaterializeBySourcePosition(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got := parquetRows(t, filepath.Join(out, "shop", "t", CurrentDir), []string{"id", "v"})
+		got := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", "t"))), []string{"id", "v"})
 		if want := []string{"id=1|v=2|", "id=2|v=5|"}; !slices.Equal(got, want) {
 			t.Fatalf("%d runs: %v, want %v", len(runs), got, want)
 		}
@@ -220,7 +220,7 @@ func TestUpsertMatchesMaterialize(t *testing.T) {
 			}
 			cols := []string{"grp", "id", "v"}
 			got := scanRows(t, tbl, cols, table.WithSelectedFields(cols...))
-			want := parquetRows(t, filepath.Join(pq, "shop", name, CurrentDir), cols)
+			want := parquetRows(t, filepath.Join(pq, SnapshotDir(filepath.Join("shop", name))), cols)
 			if !slices.Equal(got, want) {
 				t.Fatalf("after %d inputs, shop.%s: iceberg %d rows, materialized %d:\n%s", n, name, len(got), len(want), firstDiff(got, want))
 			}
@@ -330,7 +330,7 @@ func TestMaterializeFillsUnchanged(t *testing.T) {
 			t.Fatalf("report: %+v", st.Materialized)
 		}
 	}
-	dir := filepath.Join(out, "d", "t", CurrentDir)
+	dir := filepath.Join(out, SnapshotDir(filepath.Join("d", "t")))
 	got := parquetRows(t, dir, append([]string{"id"}, cols...))
 	if !slices.Equal(got, want) {
 		t.Fatalf("the snapshot has %d rows, the model %d:\n%s", len(got), len(want), firstDiff(got, want))
@@ -417,7 +417,7 @@ func TestMaterializeDedup(t *testing.T) {
 				dups += m.Duplicates
 			}
 		}
-		rows := parquetRows(t, filepath.Join(out, "shop", "t", CurrentDir), []string{"_file", "_line", "_source_pos", "id", "v"})
+		rows := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", "t"))), []string{"_file", "_line", "_source_pos", "id", "v"})
 		for i, r := range rows {
 			var file string
 			var line int
@@ -445,5 +445,45 @@ func TestMaterializeDedup(t *testing.T) {
 	}
 	if plain, _ := snapshot(replayed, false, 0, 0); slices.Equal(plain, want) {
 		t.Fatal("without --dedup the snapshot is the clean one too: the test proves nothing")
+	}
+}
+
+// TestSnapshotsBesideChangelogs: snapshots live in OUT/_current/<ns>/<table>/,
+// so a glob of a table's directory is its changelog alone; a snapshot an
+// earlier version kept in <table>/_current is moved there by the next
+// run, which folds onto it as before.
+func TestSnapshotsBesideChangelogs(t *testing.T) {
+	in := t.TempDir()
+	paths := upsertArchive(t, in, 6, 100)
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	out, fresh := t.TempDir(), t.TempDir()
+	run := func(out string, n int) {
+		t.Helper()
+		if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: out, Workers: 2, Materialize: true}, paths[:n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(out, 3)
+	for _, name := range []string{"t0", "t1"} {
+		if m, _ := filepath.Glob(filepath.Join(out, "shop", name, "*", "*.parquet")); len(m) != 0 {
+			t.Fatalf("Parquet below shop/%s's directory: %v", name, m)
+		}
+		// As an earlier version left it.
+		if err := os.Rename(filepath.Join(out, SnapshotDir(filepath.Join("shop", name))), filepath.Join(out, "shop", name, CurrentDir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(out, 6)
+	run(fresh, 6)
+	for _, name := range []string{"t0", "t1"} {
+		cols := []string{"grp", "id", "v"}
+		got := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", name))), cols)
+		want := parquetRows(t, filepath.Join(fresh, SnapshotDir(filepath.Join("shop", name))), cols)
+		if !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("shop.%s: %d rows after moving the earlier layout's snapshot, %d fresh", name, len(got), len(want))
+		}
+		if _, err := os.Stat(filepath.Join(out, "shop", name, CurrentDir)); !os.IsNotExist(err) {
+			t.Errorf("shop.%s: the earlier layout's snapshot is still there (%v)", name, err)
+		}
 	}
 }

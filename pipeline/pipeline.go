@@ -87,7 +87,7 @@ type Config struct {
 	// Iceberg output.
 	Table *TableKey
 	// Materialize, with Parquet output, keeps each table's current state
-	// (the last image per primary key) in OutDir/.../<table>/_current/.
+	// (the last image per primary key) in OutDir/_current/<ns>/<table>/.
 	Materialize bool
 	// Dedup, with Materialize, drops exact duplicate events (same key,
 	// source position and row kind) from the snapshots.

@@ -64,8 +64,10 @@ func Show(ctx context.Context, o ShowOptions, w io.Writer) (int, error) {
 	}
 	var files []string
 	if o.Current {
-		if files, err = filepath.Glob(filepath.Join(dir, CurrentDir, "*.parquet")); err != nil || len(files) == 0 {
-			return 0, fmt.Errorf("%s has no current-state snapshot (%s): convert with --materialize to keep one", o.Table, filepath.Join(dir, CurrentDir))
+		rel, _ := filepath.Rel(o.Dir, dir)
+		snap := filepath.Join(o.Dir, SnapshotDir(rel))
+		if files, err = filepath.Glob(filepath.Join(snap, "*.parquet")); err != nil || len(files) == 0 {
+			return 0, fmt.Errorf("%s has no current-state snapshot (%s): convert with --materialize to keep one", o.Table, snap)
 		}
 	} else if files, err = changelogFiles(o.Dir, dir); err != nil {
 		return 0, err

@@ -133,7 +133,7 @@ func TestMaterializeWithTableFlag(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, "out", "inv", "kv", "_current", "*.parquet")); len(m) != 1 {
+	if m, _ := filepath.Glob(filepath.Join(dir, "out", "_current", "inv", "kv", "*.parquet")); len(m) != 1 {
 		t.Errorf("snapshot files: %v", m)
 	}
 }

@@ -29,7 +29,7 @@ Common flags:
   -o DIR             one output per input under DIR, journaled: reruns are incremental
                      (iceberg: the warehouse; --table-mode)
   --partition-by P   "day(ts), bucket(16, id)": Iceberg partitions, or Hive-style dirs
-  --materialize      parquet: also keep each table's current state in <table>/_current/
+  --materialize      parquet: also keep tables' current state in OUT/_current/
   --compression C    Parquet: snappy (default), zstd, gzip, none;
                      re-encoded JSON: none (default), gzip, zstd
   --dead-letter DIR  keep what cannot be decoded (turns on ignore-parse-errors)

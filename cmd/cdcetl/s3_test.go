@@ -583,7 +583,7 @@ func TestS3MaterializeAfterShards(t *testing.T) {
 		if n < 1 {
 			t.Fatalf("round %d: the local run made no snapshot file", round)
 		}
-		state := filepath.Join("inv", "kv", "_current", "_cdcetl_state.json")
+		state := filepath.Join("_current", "inv", "kv", "_cdcetl_state.json")
 		a, err1 := os.ReadFile(filepath.Join(ref, state))
 		b, err2 := openLoc(t, out).Bucket.ReadAll(context.Background(), openLoc(t, out).Key(filepath.ToSlash(state)))
 		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
