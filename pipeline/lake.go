@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/lake"
@@ -126,11 +127,27 @@ func lakeTableKey(cfg *Config) *TableKey {
 // differ only in case never meet), with "_v<n>" for a later schema
 // version.
 func lakeIdent(k TableKey, dir string) (ns, name string) {
-	ns, name = route.Segment(k.Namespace), route.Segment(k.Name)
+	version := ""
 	if b := filepath.Base(dir); isVersionDir(b) {
-		name += "_" + b
+		version, dir = "_"+b, filepath.Dir(dir)
 	}
-	return ns, name
+	ns, name = identPart(k.Namespace), identPart(k.Name)
+	if legacy := route.LegacyDir(k.Namespace, k.Name); dir == legacy && legacy != route.Dir(k.Namespace, k.Name) {
+		// A table an earlier version loaded keeps the identifier it has.
+		ns, name = route.LegacySegment(k.Namespace), route.LegacySegment(k.Name)
+	}
+	return ns, name + version
+}
+
+// identPart is a name as an Iceberg identifier has it: as the source wrote
+// it (Iceberg takes any string), unless iceberg-go refuses it ("", ".",
+// "..", a '/' or a control character), or it has a '%': then as its
+// directory's segment, escaped (which a name kept as it is never equals).
+func identPart(s string) string {
+	if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/%") || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return route.Segment(s)
+	}
+	return s
 }
 
 // newLakeWriter makes an input's data file for table tr (nil: the
@@ -143,7 +160,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 		key, dir = tr.key, tr.dir
 	} else {
 		key = *lakeTableKey(cfg)
-		dir = route.Dir(key.Namespace, key.Name)
+		dir = cfg.tableDir(key, 1)
 	}
 	abs, err := filepath.Abs(filepath.Join(cfg.OutDir, dir))
 	if err != nil {
@@ -158,7 +175,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 	if b := filepath.Base(dir); isVersionDir(b) {
 		n, _ := strconv.Atoi(b[1:])
 		for v := 1; v < n; v++ {
-			d := tableDir(key, v)
+			d := cfg.tableDir(key, v)
 			pns, pname := lakeIdent(key, d)
 			p, err := r.lake.Existing(ctx, pns, pname, filepath.Join(cfg.OutDir, d))
 			if err != nil {
@@ -412,7 +429,7 @@ func (r *run) commitTruncates(ctx context.Context, fr *fileRun, st *Stats, in la
 		var key *TableKey
 		var dir string
 		if k := lakeTableKey(r.cfg); r.cfg.Schema != nil && k != nil && k.String() == t.Table {
-			key, dir = k, route.Dir(k.Namespace, k.Name)
+			key, dir = k, r.cfg.tableDir(*k, 1)
 		} else if r.router != nil {
 			r.router.mu.Lock()
 			for k, tr := range r.router.current {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/materialize"
-	"github.com/cdcetl/cdcetl/route"
 )
 
 // Current-state snapshots (--materialize): after a Parquet conversion,
@@ -62,7 +61,7 @@ func (r *run) materializeTables(ctx context.Context) error {
 		if k == nil {
 			return errors.New("--materialize with a schema needs the table's name: --table NAMESPACE.NAME (or a DDL with 'cdcetl.namespace' and 'cdcetl.table')")
 		}
-		jobs = append(jobs, tableJob{*k, route.Dir(k.Namespace, k.Name), cfg.Schema})
+		jobs = append(jobs, tableJob{*k, cfg.tableDir(*k, 1), cfg.Schema})
 	} else {
 		for _, pat := range [][]string{{"*", "*", SchemaFile}, {"*", "*", "v*", SchemaFile}} {
 			m, err := filepath.Glob(filepath.Join(append([]string{cfg.OutDir}, pat...)...))

@@ -71,6 +71,9 @@ type Config struct {
 	// Hints, without a schema, say the primary key and column types of the
 	// tables their patterns match, over what the messages say.
 	Hints []infer.Hint
+
+	// dirs decides the tables' directories in OutDir (set by RunFiles).
+	dirs *tableDirs
 	// NoLineage leaves the lineage columns (_file, _line, _source_pos) out
 	// of inferred tables.
 	NoLineage bool
@@ -613,6 +616,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 			return Stats{}, setup(err)
 		}
 	}
+	cfg.dirs = newTableDirs(cfg.OutDir)
 	if cfg.DeadLetterDir == "" && cfg.OutDir != "" {
 		cfg.DeadLetterDir = filepath.Join(cfg.OutDir, "_dead_letters")
 	}

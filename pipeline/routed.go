@@ -122,7 +122,7 @@ func newRouter(cfg *Config) (*router, error) {
 			}
 			s.Options = nil
 			rt.nextID++
-			rt.pinned[t.Key] = &tableRun{id: rt.nextID, key: t.Key, schema: s, dir: route.Dir(t.Namespace, t.Name), semantics: sem, pinned: true,
+			rt.pinned[t.Key] = &tableRun{id: rt.nextID, key: t.Key, schema: s, dir: cfg.tableDir(t.Key, 1), semantics: sem, pinned: true,
 				prefix: t.Key.String() + " ", ddl: string(text)}
 		}
 	}
@@ -133,13 +133,11 @@ func newRouter(cfg *Config) (*router, error) {
 // table k's outputs: <namespace>/<table> for the first, then
 // <namespace>/<table>/v<n> (routedStem keeps inputs' own directories
 // named v<n> from meeting them).
-func tableDir(k infer.Key, v int) string {
-	d := route.Dir(k.Namespace, k.Name)
-	if v > 1 {
-		d = filepath.Join(d, "v"+strconv.Itoa(v))
-	}
-	return d
-}
+func tableDir(k infer.Key, v int) string { return (*tableDirs)(nil).dir(k, v) }
+
+// tableDir is the directory of table k's version v in the output
+// directory (see tableDirs).
+func (c *Config) tableDir(k infer.Key, v int) string { return c.dirs.dir(k, v) }
 
 // routedStem is stem as a path below a table directory: a first segment
 // that looks like a version directory ("v2", or one with '~'s after it)
@@ -182,7 +180,7 @@ func (rt *router) load(cfg *Config, k infer.Key) error {
 		return nil
 	}
 	rt.loaded[k] = true
-	base := filepath.Join(cfg.OutDir, tableDir(k, 1))
+	base := filepath.Join(cfg.OutDir, cfg.tableDir(k, 1))
 	p := filepath.Join(base, SchemaFile)
 	latest := 1
 	versions, _ := filepath.Glob(filepath.Join(base, "v*"))
@@ -252,7 +250,7 @@ func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string) (map[i
 			continue
 		}
 		rt.nextID++
-		dir := tableDir(k, t.Version)
+		dir := cfg.tableDir(k, t.Version)
 		if o, ok := rt.owner[dir]; ok && o != k {
 			// route's escaping makes this impossible; never write one
 			// table's rows over another's.

@@ -83,7 +83,7 @@ func Show(ctx context.Context, o ShowOptions, w io.Writer) (int, error) {
 // latestTableDir is the directory of a table's latest schema version in
 // a Parquet output directory.
 func latestTableDir(out string, k TableKey) (string, error) {
-	base := filepath.Join(out, tableDir(k, 1))
+	base := filepath.Join(out, readTableDirs(out).dir(k, 1))
 	if _, err := os.Stat(base); err != nil {
 		return "", fmt.Errorf("no table %s in %s (%s): 'cdcetl inspect' lists an archive's tables", k, out, base)
 	}

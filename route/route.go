@@ -1,27 +1,31 @@
 // Package route names the output directories of source tables: a table's
-// namespace and name, taken from the data, become path segments that are
-// safe on every file system and can never leave the output directory or
-// meet another table's.
+// namespace and name, taken from the data, become path segments that
+// read as the source wrote them, never leave the output directory and are
+// safe on common file systems.
 //
-// The escaping is reversible ([Segment], [Unsegment]):
+// The escaping is reversible ([Segment], [Unsegment]) and touches only
+// what is unsafe:
 //
-//   - bytes a-z, 0-9, '_' and '-' stay; '.' stays except first in a segment;
-//   - a non-ASCII letter or digit without case that normalization leaves
-//     alone (Chinese, Japanese kana and kanji, Thai, ...) stays, so such
-//     names stay readable; other non-ASCII bytes are %xx;
-//   - an upper-case letter is written lower-case after '^' ("MyTable" is
-//     "^my^table"), and a name with upper-case letters and no lower-case
-//     ones is written lower-case after "^^" ("SCOTT" is "^^scott"), so that
-//     two names differing only in case stay different on file systems
-//     that ignore case;
-//   - every other byte, and a first '_' or '.' (which readers take for a
-//     hidden file), and a last '.', is %xx (lower-case hex);
-//   - a segment that is a Windows device name (CON, NUL, COM1, ...) has its
-//     last letter as %xx; the empty name is "%".
+//   - '/', '\\', '%' (the escape itself), control bytes, the characters
+//     Windows refuses in names (< > : " | ? *) and bytes that are not
+//     UTF-8 are %xx (lower-case hex);
+//   - a first '.' or '_' (readers take the directory for a hidden one) and
+//     a last '.' or ' ' (Windows drops them) are %xx: "." and ".." can
+//     never be a segment;
+//   - a Windows device name (CON, nul, COM1, ...) has its last letter as
+//     %xx; the empty name is "%".
+//
+// Letters keep their case ("MyTable", "SCOTT") and non-ASCII names stay
+// as they are. Two names that a file system ignoring case (or
+// normalizing Unicode) would make one directory are told apart when it
+// actually happens, by the pipeline: the second gets "~2".
 //
 // A segment longer than [MaxSegment] bytes is cut and ends in '~' and a
 // hash of the whole name: not reversible by itself (the table's schema file
 // keeps the name), but still unique.
+//
+// Earlier versions wrote upper-case letters as '^' and the letter, and
+// more as %xx ([LegacySegment]); their directories are still read.
 package route
 
 import (
@@ -41,8 +45,11 @@ import (
 // limit of common file systems for the "~2" and ".parquet" of file names.
 const MaxSegment = 200
 
-// Segment escapes a namespace or table name into one path segment.
-func Segment(name string) string {
+// LegacySegment is the escaping of earlier versions, read to find their
+// output directories: an upper-case letter was '^' and the letter ("^^"
+// first, then lower case, for a name without lower-case letters), and
+// every byte but a-z, 0-9, '_', '-', '.' and caseless letters was %xx.
+func LegacySegment(name string) string {
 	if name == "" {
 		return "%"
 	}
@@ -134,9 +141,8 @@ func isDevice(s string) bool {
 // ErrSegment is returned by Unsegment for text Segment never writes.
 var ErrSegment = errors.New("not an escaped table name")
 
-// Unsegment reverses Segment (cut segments, ending in '~' and a hash, are
-// not reversible: an error).
-func Unsegment(s string) (string, error) {
+// LegacyUnsegment reverses LegacySegment.
+func LegacyUnsegment(s string) (string, error) {
 	if s == "%" {
 		return "", nil
 	}
@@ -174,6 +180,100 @@ func Unsegment(s string) (string, error) {
 		}
 	}
 	return string(b), nil
+}
+
+// LegacyDir is a table's directory as earlier versions named it.
+func LegacyDir(namespace, table string) string {
+	return filepath.Join(LegacySegment(namespace), LegacySegment(table))
+}
+
+// Segment escapes a namespace or table name into one path segment.
+func Segment(name string) string {
+	if name == "" {
+		return "%"
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1, unsafeRune(r),
+			i == 0 && (r == '.' || r == '_'),
+			i+size == len(name) && (r == '.' || r == ' '):
+			for _, x := range []byte(name[i : i+size]) {
+				fmt.Fprintf(&b, "%%%02x", x)
+			}
+		default:
+			b.WriteString(name[i : i+size])
+		}
+		i += size
+	}
+	s := b.String()
+	if isDevice(strings.ToLower(s)) {
+		// Escape the device name's last letter: "CON" is "CO%4e",
+		// "com1.txt" is "com%31.txt".
+		end := len(s)
+		if i := strings.IndexByte(s, '.'); i >= 0 {
+			end = i
+		}
+		s = s[:end-1] + fmt.Sprintf("%%%02x", s[end-1]) + s[end:]
+	}
+	if len(s) > MaxSegment {
+		sum := xxh3.HashString128(name).Bytes()
+		cut := MaxSegment - 17
+		for cut > 0 && (s[cut-1] == '%' || cut >= 2 && s[cut-2] == '%' || !utf8.RuneStart(s[cut])) {
+			cut-- // never cut an escape or a character in two
+		}
+		s = s[:cut] + "~" + hex.EncodeToString(sum[:8])
+	}
+	return s
+}
+
+// unsafeRune reports whether r is escaped wherever it is.
+func unsafeRune(r rune) bool {
+	switch r {
+	case '/', '\\', '%', '<', '>', ':', '"', '|', '?', '*', 0x7f:
+		return true
+	}
+	return r < 0x20 || r >= 0x80 && r < 0xa0 // C0 and C1 control characters
+}
+
+// Unsegment reverses Segment (cut segments, ending in '~' and a hash, are
+// not reversible: an error).
+func Unsegment(s string) (string, error) {
+	if s == "%" {
+		return "", nil
+	}
+	if len(s) > MaxSegment-17 && cutSegment(s) {
+		return "", fmt.Errorf("%q: %w (a long name, cut)", s, ErrSegment)
+	}
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '%' {
+			b = append(b, c)
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", fmt.Errorf("%q: %w", s, ErrSegment)
+		}
+		v, err := hex.DecodeString(s[i+1 : i+3])
+		if err != nil {
+			return "", fmt.Errorf("%q: %w", s, ErrSegment)
+		}
+		b = append(b, v[0])
+		i += 2
+	}
+	return string(b), nil
+}
+
+// cutSegment reports whether s ends as a cut segment does: '~' and 16 hex
+// digits.
+func cutSegment(s string) bool {
+	if len(s) < 17 || s[len(s)-17] != '~' {
+		return false
+	}
+	_, err := hex.DecodeString(s[len(s)-16:])
+	return err == nil
 }
 
 // Dir is a table's directory below the output directory:

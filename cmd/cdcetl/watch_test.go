@@ -192,7 +192,7 @@ func watchNoSchema(t *testing.T, format string) {
 		n++
 		return nil
 	})
-	if _, err := os.Stat(filepath.Join(out, "inventory", "^order%20^items", "v2", "_schema.sql")); err != nil || n < 20 {
+	if _, err := os.Stat(filepath.Join(out, "inventory", "Order Items", "v2", "_schema.sql")); err != nil || n < 20 {
 		t.Errorf("%d files compared; v2: %v", n, err)
 	}
 }
