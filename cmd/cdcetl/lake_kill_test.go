@@ -25,13 +25,16 @@ import (
 )
 
 // TestIcebergKillAndRestart loads a 2-table archive into Iceberg tables
-// (partitioned by bucket(4, id), so an input writes several files) and
-// SIGKILLs the load 60 times: 45 times at random moments, 15 times right
-// after its k-th commit (before the input is journaled, or between the two
-// tables' commits of one input). After every kill both tables are
-// readable (every file they refer to is there); after a last full run
-// every input row is in its table exactly once, and no data file is left
-// that no table refers to.
+// (partitioned by bucket(4, id), so an input writes several files), two
+// new inputs landing before each of 60 runs, and SIGKILLs the load every
+// time: 45 times at a random moment within the time a run of two inputs
+// takes (calibrated on a real run first: delays that ignore how long a
+// run takes killed runs that had finished, and the test failed by chance
+// when too few kills landed), 15 times right after its k-th commit
+// (before the input is journaled, or between the two tables' commits of
+// one input). After every kill both tables are readable (every file they
+// refer to is there); after a last full run every input row is in its
+// table exactly once, and no data file is left that no table refers to.
 func TestIcebergKillAndRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -39,22 +42,39 @@ func TestIcebergKillAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildCLI(t, dir)
 	in, wh := filepath.Join(dir, "in"), filepath.Join(dir, "wh")
-	const files, rows = 30, 400
-	for f := 0; f < files; f++ {
+	const rounds, perRound, rows = 60, 2, 400
+	os.MkdirAll(in, 0o755)
+	write := func(into string, f int) {
 		var b strings.Builder
 		for r := 0; r < rows; r++ {
 			id := f*rows + r
 			fmt.Fprintf(&b, `{"before":null,"after":{"id":%d,"name":"n%d"},"source":{"db":"inv","table":"t%d"},"op":"c","ts_ms":1700000000000}`+"\n", id, id, id%2)
 		}
-		p := filepath.Join(in, fmt.Sprintf("f%02d.json", f))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(b.String()), 0o644)
+		os.WriteFile(filepath.Join(into, fmt.Sprintf("f%03d.json", f)), []byte(b.String()), 0o644)
 	}
-	args := []string{"convert", "--quiet", "--to", "iceberg", "--partition-by", "bucket(4, id)", "-o", wh, "--workers", "2", in}
+	args := func(wh, in string) []string {
+		return []string{"convert", "--quiet", "--to", "iceberg", "--partition-by", "bucket(4, id)", "-o", wh, "--workers", "2", in}
+	}
+	// Calibration: a whole run of one round's inputs into a warehouse of
+	// its own.
+	cal := filepath.Join(dir, "cal")
+	os.MkdirAll(cal, 0o755)
+	for f := 0; f < perRound; f++ {
+		write(cal, 10000+f)
+	}
+	start := time.Now()
+	if out, err := exec.Command(bin, args(filepath.Join(dir, "calwh"), cal)...).CombinedOutput(); err != nil {
+		t.Fatalf("calibration run: %v\n%s", err, out)
+	}
+	span := time.Since(start)
+	t.Logf("a run of %d inputs takes %s", perRound, span)
 	rng := rand.New(rand.NewPCG(11, 5))
 	killed := 0
-	for k := 0; k < 60; k++ {
-		cmd := exec.Command(bin, args...)
+	for k := 0; k < rounds; k++ {
+		for f := 0; f < perRound; f++ {
+			write(in, k*perRound+f)
+		}
+		cmd := exec.Command(bin, args(wh, in)...)
 		if k%4 == 3 {
 			cmd.Env = append(os.Environ(), "CDCETL_FAULT_AFTER_COMMITS="+strconv.Itoa(1+rng.IntN(4)))
 		}
@@ -62,7 +82,7 @@ func TestIcebergKillAndRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		if k%4 != 3 {
-			time.Sleep(time.Duration(rng.IntN(250)) * time.Millisecond)
+			time.Sleep(time.Duration(rng.Int64N(int64(span))))
 			cmd.Process.Signal(syscall.SIGKILL)
 		}
 		if cmd.Wait() != nil {
@@ -72,14 +92,14 @@ func TestIcebergKillAndRestart(t *testing.T) {
 			icebergIDs(t, wh, -1) // readable, and no row twice
 		}
 	}
-	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, args(wh, in)...).CombinedOutput(); err != nil {
 		t.Fatalf("final run: %v\n%s", err, out)
 	}
-	t.Logf("%d of 60 runs were killed before they finished", killed)
-	if killed < 20 {
-		t.Errorf("only %d runs were killed mid-way: the test did not test much", killed)
+	t.Logf("%d of %d runs were killed before they finished", killed, rounds)
+	if killed < rounds/2 {
+		t.Errorf("only %d of %d runs were killed mid-way: the test did not test much", killed, rounds)
 	}
-	icebergIDs(t, wh, files*rows)
+	icebergIDs(t, wh, rounds*perRound*rows)
 	// No file is left that no table refers to, and no temporary file.
 	l, err := lake.Open(context.Background(), wh, "")
 	if err != nil {
