@@ -2,6 +2,9 @@ package infer
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -190,5 +193,48 @@ func TestMaxwellEventTimes(t *testing.T) {
 	e := fe.Of(fe.Tables()[0])
 	if e.FirstEventMilli != 1452637552000 || e.LastEventMilli != 1452637553000 {
 		t.Errorf("events %d .. %d, want 1452637552000 .. 1452637553000", e.FirstEventMilli, e.LastEventMilli)
+	}
+}
+
+// TestDriftWithinInput: a column whose producer type changes within one
+// input (Debezium int32, then int64, then string) takes the last type and
+// reports each change where it happened, read whole or in parts.
+func TestDriftWithinInput(t *testing.T) {
+	msg := func(id int, typ, v string) []byte {
+		return []byte(`{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"` + typ + `","optional":true,"field":"code"}],"optional":true,"field":"after"}]},"payload":{"before":null,"after":{"id":` + strconv.Itoa(id) + `,"code":` + v + `},"op":"c","source":{"db":"d","table":"t"}}}`)
+	}
+	lines := [][]byte{msg(1, "int32", "1"), msg(2, "int32", "2"), msg(3, "int64", "3"), msg(4, "string", `"x"`)}
+	changes := func(parts ...int) []string {
+		var evs []*FileEvidence
+		start := 0
+		for _, end := range append(parts, len(lines)) {
+			fe := NewFileEvidence("debezium-json", 0, Options{SchemaInclude: true})
+			for i := start; i < end; i++ {
+				fe.Observe(lines[i], i+1)
+			}
+			evs = append(evs, fe)
+			start = end
+		}
+		for _, fe := range evs[1:] {
+			evs[0].Join(fe)
+		}
+		ts := NewTables("debezium-json")
+		var out []string
+		for _, c := range ts.Merge(evs[0], "a.json") {
+			out = append(out, fmt.Sprintf("%d %s", c.Line, c.What))
+		}
+		if typ := ts.Table(Key{"d", "t"}).column("code").Type.String(); typ != "STRING" {
+			t.Errorf("code is %s, want STRING", typ)
+		}
+		return out
+	}
+	whole := changes()
+	if len(whole) != 2 || !strings.HasPrefix(whole[0], "3 code INT became BIGINT") || !strings.HasPrefix(whole[1], "4 code BIGINT became STRING") {
+		t.Fatalf("changes %q", whole)
+	}
+	for _, parts := range [][]int{{1}, {2}, {3}, {1, 3}} {
+		if got := changes(parts...); !slices.Equal(got, whole) {
+			t.Errorf("read in parts %v: %q, whole %q", parts, got, whole)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package infer
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,28 @@ type colEvidence struct {
 	// became BIGINT (numbers, in the producer's unit) or STRING (text),
 	// and a later TIME type does not take it back.
 	interval bool
+	// drifts are the producer's type changes within the input (the last
+	// type taken stands): reported as the table's schema changes. first is
+	// the first type taken, and where (Join compares it with the type the
+	// evidence before ends with).
+	drifts []drift
+	first1 *drift
+	typ1   arrowconv.Type
+}
+
+// drift is a change of a column's producer type, and where.
+type drift struct {
+	pos  Pos
+	what string
+}
+
+// maxDrifts bounds the type changes kept per column and input.
+const maxDrifts = 8
+
+func (c *colEvidence) drifted(p Pos, to arrowconv.Type, evidence string) {
+	if c.typed && !typesEqual(c.typ, to) && len(c.drifts) < maxDrifts {
+		c.drifts = append(c.drifts, drift{p, fmt.Sprintf("%s %s became %s within the input (%s)", c.name, c.typ, to, evidence)})
+	}
 }
 
 // FileEvidence is what one input said, table by table.
@@ -137,6 +160,13 @@ func (e *Evidence) join(n *Evidence) {
 			c.vals.join(nc.vals)
 		}
 		if nc.typed && !(c.interval && nc.typ.Kind == arrowconv.Time) {
+			if nc.first1 != nil {
+				c.drifted(nc.first1.pos, nc.typ1, nc.first1.what)
+			}
+			if c.first1 == nil {
+				c.first1, c.typ1 = nc.first1, nc.typ1
+			}
+			c.drifts = append(c.drifts, nc.drifts[:min(len(nc.drifts), maxDrifts-min(len(c.drifts), maxDrifts))]...)
 			c.typed, c.typ, c.evidence, c.interval = true, nc.typ, nc.evidence, nc.interval
 		}
 	}
@@ -200,6 +230,10 @@ func (e *Evidence) typed(name []byte, t arrowconv.Type, evidence string, p Pos) 
 	c := e.col(name, p)
 	if c.interval && t.Kind == arrowconv.Time {
 		return // values beyond a day: an interval, not a time of day
+	}
+	c.drifted(p, t, evidence)
+	if c.first1 == nil {
+		c.first1, c.typ1 = &drift{pos: p, what: evidence}, t
 	}
 	c.typed, c.typ, c.evidence = true, t, evidence
 }

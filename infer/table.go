@@ -275,6 +275,11 @@ func (t *Table) Merge(e *Evidence, path string) []Change {
 		a, b := cols[i], cols[j]
 		return a.first.less(b.first) || a.first == b.first && a.seq < b.seq
 	})
+	for _, ce := range cols {
+		for _, d := range ce.drifts {
+			note(d.pos, d.what)
+		}
+	}
 	var incompatible []string
 	for _, ce := range cols {
 		cur := t.column(ce.name)
