@@ -101,6 +101,11 @@ type Result struct {
 	Unresolved int64 `json:"unresolved_unchanged,omitempty"`
 	// Duplicates counts the changes --dedup dropped.
 	Duplicates int64 `json:"duplicates,omitempty"`
+	// CastNulled counts the values of earlier schema versions' rows that
+	// the current version's type cannot hold (text that is no number, say):
+	// NULL in the snapshot; CastColumns names their columns.
+	CastNulled  int64    `json:"values_nulled_by_cast,omitempty"`
+	CastColumns []string `json:"columns_nulled_by_cast,omitempty"`
 }
 
 // Run folds job's changes into a new snapshot.
@@ -143,14 +148,19 @@ func Run(ctx context.Context, job Job) (Result, error) {
 	res.Runs = len(m.runs)
 	n, err := m.merge(ctx)
 	res.Rows, res.Merged, res.Unresolved, res.Duplicates = n, m.merged, m.unresolved, m.dups
+	res.CastNulled, res.CastColumns = m.castNulled, m.castColumns
 	return res, err
 }
 
 type materializer struct {
-	job     Job
-	target  *arrow.Schema // _rowkind (string), then the schema's columns
-	keyCols []int         // in target
-	mem     memory.Allocator
+	job Job
+	// castNulled and castColumns: values of earlier schema versions the
+	// target's types could not hold (Result.CastNulled).
+	castNulled  int64
+	castColumns []string
+	target      *arrow.Schema // _rowkind (string), then the schema's columns
+	keyCols     []int         // in target
+	mem         memory.Allocator
 
 	// lineCol, fromLine, filterLines: the rows of the truncating input
 	// before its truncate are skipped.
@@ -279,10 +289,16 @@ func (m *materializer) conform(ctx context.Context, rec arrow.RecordBatch) (arro
 			}
 			c, err := compute.CastArray(ctx, a, compute.SafeCastOptions(f.Type))
 			if err != nil {
-				for _, d := range cols[:i] {
-					d.Release()
+				// A row of an earlier schema version: what the current
+				// type cannot hold becomes NULL, counted.
+				var nulled int64
+				if c, nulled, err = m.castEach(ctx, a, f.Type); err != nil {
+					for _, d := range cols[:i] {
+						d.Release()
+					}
+					return nil, fmt.Errorf("column %s: %s to %s: %w", f.Name, a.DataType(), f.Type, err)
 				}
-				return nil, fmt.Errorf("column %s: %s to %s: %w", f.Name, a.DataType(), f.Type, err)
+				m.noteCast(f.Name, nulled)
 			}
 			cols[i] = c
 		}
@@ -292,6 +308,43 @@ func (m *materializer) conform(ctx context.Context, rec arrow.RecordBatch) (arro
 		c.Release()
 	}
 	return out, nil
+}
+
+// castEach casts a value by value, NULL where a value does not cast, and
+// counts those.
+func (m *materializer) castEach(ctx context.Context, a arrow.Array, to arrow.DataType) (arrow.Array, int64, error) {
+	parts := make([]arrow.Array, 0, a.Len())
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	var nulled int64
+	for i := range a.Len() {
+		one := array.NewSlice(a, int64(i), int64(i+1))
+		c, err := compute.CastArray(ctx, one, compute.SafeCastOptions(to))
+		one.Release()
+		if err != nil {
+			c, nulled = array.MakeArrayOfNull(m.mem, to, 1), nulled+1
+		}
+		parts = append(parts, c)
+	}
+	if len(parts) == 0 {
+		return array.MakeArrayOfNull(m.mem, to, 0), 0, nil
+	}
+	out, err := array.Concatenate(parts, m.mem)
+	return out, nulled, err
+}
+
+// noteCast counts values nulled by a cast into column name.
+func (m *materializer) noteCast(name string, n int64) {
+	if n == 0 {
+		return
+	}
+	m.castNulled += n
+	if !slices.Contains(m.castColumns, name) {
+		m.castColumns = append(m.castColumns, name)
+	}
 }
 
 func (m *materializer) readChanges(ctx context.Context, path string, res *Result) error {

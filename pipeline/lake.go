@@ -166,6 +166,11 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 	if err != nil {
 		return nil, "", err
 	}
+	if b := filepath.Base(dir); cfg.TableMode == lake.ModeUpsert && isVersionDir(b) {
+		// A second table would split the keys' current state in two.
+		return nil, "", fmt.Errorf("%s: its schema changed incompatibly (schema version %s, %s): an upsert table keeps one current row per key and cannot go on in a second table. Pin the column's type so that every value fits (--column-type %s.COL=TYPE, or a --ddl-dir DDL, as 'cdcetl inspect' shows the change) and load into a new warehouse, or load a changelog table (--table-mode changelog)",
+			key, strings.TrimPrefix(b, "v"), filepath.Join(dir, SchemaFile), key)
+	}
 	ns, name := lakeIdent(key, dir)
 	t, err := r.lake.Table(ctx, ns, name, abs, schema)
 	if err != nil {

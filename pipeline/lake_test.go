@@ -796,3 +796,30 @@ func TestIcebergDeletesApart(t *testing.T) {
 		t.Error("no delete file under deletes/: the test did not test it")
 	}
 }
+
+// TestUpsertRefusesSecondVersion: an upsert load whose table changes
+// incompatibly stops with what to do, rather than start a second table
+// that would hold some keys' current rows while the first holds others'.
+func TestUpsertRefusesSecondVersion(t *testing.T) {
+	dir := t.TempDir()
+	msg := func(id, code, mysqlType string) string {
+		return fmt.Sprintf(`{"data":[{"id":"%s","code":%s}],"old":null,"database":"shop","table":"orders","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1,"ts":1,"mysqlType":{"id":"int","code":"%s"}}`+"\n", id, code, mysqlType)
+	}
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	os.WriteFile(a, []byte(msg("1", `"x"`, "varchar(8)")), 0o644)
+	os.WriteFile(b, []byte(msg("1", `"2"`, "int")), 0o644)
+	wh := filepath.Join(dir, "wh")
+	cfg := Config{Options: decode.Options{Producer: true}, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 1}
+	if _, err := Run(context.Background(), cfg, []string{a}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), cfg, []string{b})
+	if err == nil || !strings.Contains(err.Error(), "cannot go on in a second table") || !strings.Contains(err.Error(), "--column-type shop.orders.COL=TYPE") {
+		t.Fatalf("err = %v", err)
+	}
+	l, _ := lake.Open(context.Background(), wh, "")
+	defer l.Close()
+	if tbl, _ := l.Existing(context.Background(), "shop", "orders_v2", filepath.Join(wh, "shop", "orders", "v2")); tbl != nil {
+		t.Error("a second table was made")
+	}
+}

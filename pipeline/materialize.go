@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -50,19 +51,26 @@ type snapshotState struct {
 // snapshot.
 func (r *run) materializeTables(ctx context.Context) error {
 	cfg := r.cfg
+	// One snapshot per table, whatever its schema versions: a key has one
+	// current row, in the latest version's schema (rows of earlier
+	// versions are cast, NULL where a value does not fit).
 	type tableJob struct {
-		key    TableKey
-		dir    string // below OutDir
-		schema *arrowconv.Schema
+		key     TableKey
+		dir     string   // the table's directory, below OutDir
+		dirs    []string // its versions' directories, oldest first
+		version int
+		schema  *arrowconv.Schema // the latest version's
 	}
-	var jobs []tableJob
+	var jobs []*tableJob
 	if cfg.Schema != nil {
 		k := lakeTableKey(cfg)
 		if k == nil {
 			return errors.New("--materialize with a schema needs the table's name: --table NAMESPACE.NAME (or a DDL with 'cdcetl.namespace' and 'cdcetl.table')")
 		}
-		jobs = append(jobs, tableJob{*k, cfg.tableDir(*k, 1), cfg.Schema})
+		d := cfg.tableDir(*k, 1)
+		jobs = append(jobs, &tableJob{key: *k, dir: d, dirs: []string{d}, version: 1, schema: cfg.Schema})
 	} else {
+		byDir := map[string]*tableJob{}
 		for _, pat := range [][]string{{"*", "*", SchemaFile}, {"*", "*", "v*", SchemaFile}} {
 			m, err := filepath.Glob(filepath.Join(append([]string{cfg.OutDir}, pat...)...))
 			if err != nil {
@@ -78,21 +86,55 @@ func (r *run) materializeTables(ctx context.Context) error {
 					return fmt.Errorf("%s: %w", p, err)
 				}
 				dir, _ := filepath.Rel(cfg.OutDir, filepath.Dir(p))
-				jobs = append(jobs, tableJob{TableKey{Namespace: s.Options["cdcetl.namespace"], Name: s.Options["cdcetl.table"]}, dir, s})
+				base, v := dir, 1
+				if b := filepath.Base(dir); isVersionDir(b) {
+					base, v = filepath.Dir(dir), versionOf(b)
+				}
+				j := byDir[base]
+				if j == nil {
+					j = &tableJob{key: TableKey{Namespace: s.Options["cdcetl.namespace"], Name: s.Options["cdcetl.table"]}, dir: base}
+					byDir[base] = j
+					jobs = append(jobs, j)
+				}
+				j.dirs = append(j.dirs, dir)
+				if v > j.version {
+					j.version, j.schema = v, s
+				}
 			}
+		}
+		for _, j := range jobs {
+			slices.SortFunc(j.dirs, func(a, b string) int { return versionOfDir(a, j.dir) - versionOfDir(b, j.dir) })
 		}
 	}
 	entries := r.journal.Entries()
 	for _, j := range jobs {
-		mt, err := r.materializeTable(ctx, j.key, j.dir, j.schema, entries)
+		mt, err := r.materializeTable(ctx, j.key, j.dir, j.dirs, j.schema, entries)
 		if err != nil {
 			return fmt.Errorf("--materialize %s: %w", j.key, err)
 		}
 		if mt != nil {
 			r.total.Materialized = append(r.total.Materialized, *mt)
+			if mt.CastNulled > 0 {
+				r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("%s: %d values of rows of earlier schema versions do not fit the current version's types (columns %s) and are NULL in its current state (%s)",
+					j.key, mt.CastNulled, strings.Join(mt.CastColumns, ", "), mt.Dir))
+			}
 		}
 	}
 	return nil
+}
+
+// versionOf is a version directory's number ("v3": 3).
+func versionOf(name string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(name, "v"))
+	return n
+}
+
+// versionOfDir is the version of a table's directory dir (its base: 1).
+func versionOfDir(dir, base string) int {
+	if dir == base {
+		return 1
+	}
+	return versionOf(filepath.Base(dir))
 }
 
 // changeIn reports whether output rel is a change file of the table in dir
@@ -113,11 +155,37 @@ func (r *run) changeIn(dir, rel string) bool {
 	return !(strings.Contains(sub, "/") && isVersionDir(first)) && first != CurrentDir
 }
 
-func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s *arrowconv.Schema, entries []Entry) (*MaterializedTable, error) {
+func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, dirs []string, s *arrowconv.Schema, entries []Entry) (*MaterializedTable, error) {
 	cfg := r.cfg
 	cur := filepath.Join(cfg.OutDir, SnapshotDir(dir))
 	var st snapshotState
 	var previous []string
+	// Snapshots of single versions (as earlier versions of cdcetl kept
+	// them) go: the table's one snapshot is built again from all.
+	rebuild := false
+	for _, d := range dirs[1:] {
+		for _, old := range []string{SnapshotDir(d), filepath.Join(d, CurrentDir)} {
+			if _, err := os.Stat(filepath.Join(cfg.OutDir, old)); err == nil {
+				rebuild = true
+				if err := os.RemoveAll(filepath.Join(cfg.OutDir, old)); err != nil {
+					return nil, err
+				}
+			}
+			if p := cfg.publish; p != nil {
+				if err := p.removePrefix(ctx, filepath.ToSlash(old)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	changeIn := func(o string) bool {
+		for _, d := range dirs {
+			if r.changeIn(d, o) {
+				return true
+			}
+		}
+		return false
+	}
 	legacy := filepath.Join(dir, CurrentDir) // where snapshots were, below the table's directory
 	if p := cfg.publish; p != nil {
 		// The snapshot in the bucket, brought into staging.
@@ -133,7 +201,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 	if err := moveLegacySnapshot(filepath.Join(cfg.OutDir, legacy), cur); err != nil {
 		return nil, err
 	}
-	if !cfg.Force {
+	if !cfg.Force && !rebuild {
 		if b, err := os.ReadFile(filepath.Join(cur, currentState)); err == nil {
 			if err := json.Unmarshal(b, &st); err != nil {
 				return nil, fmt.Errorf("%s: %w", filepath.Join(cur, currentState), err)
@@ -150,7 +218,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 			continue
 		}
 		for _, o := range e.Outputs {
-			if r.changeIn(dir, o) {
+			if changeIn(o) {
 				live[filepath.ToSlash(o)+"#"+e.Hash] = true
 			}
 		}
@@ -179,7 +247,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, s 
 		own := -1 // the index of the input's change file of this table
 		for _, o := range e.Outputs {
 			id := filepath.ToSlash(o) + "#" + e.Hash
-			if r.changeIn(dir, o) && !folded[id] {
+			if changeIn(o) && !folded[id] {
 				changes = append(changes, filepath.Join(cfg.OutDir, o))
 				st.Folded = append(st.Folded, id)
 				own = len(changes) - 1

@@ -487,3 +487,45 @@ func TestSnapshotsBesideChangelogs(t *testing.T) {
 		}
 	}
 }
+
+// TestCurrentStateAcrossVersions: a table whose schema changes
+// incompatibly (a second version) keeps one current state: every live
+// key once, in the latest version's schema, rows of the earlier version
+// cast (NULL, counted and warned, where a value does not fit), and no
+// snapshot of a single version.
+func TestCurrentStateAcrossVersions(t *testing.T) {
+	dir := t.TempDir()
+	msg := func(typ, id, code, mysqlType string) string {
+		old := "null"
+		if typ == "UPDATE" {
+			old = `[{"code":"0"}]`
+		}
+		return fmt.Sprintf(`{"data":[{"id":"%s","code":%s}],"old":%s,"database":"shop","table":"orders","pkNames":["id"],"isDdl":false,"type":"%s","es":1700000000000,"ts":1700000000001,"mysqlType":{"id":"int","code":"%s"}}`+"\n", id, code, old, typ, mysqlType)
+	}
+	a := filepath.Join(dir, "a.json")
+	b := filepath.Join(dir, "b.json")
+	os.WriteFile(a, []byte(msg("INSERT", "1", `"7"`, "varchar(8)")+msg("INSERT", "2", `"abc"`, "varchar(8)")+msg("INSERT", "3", `"9"`, "varchar(8)")), 0o644)
+	os.WriteFile(b, []byte(msg("UPDATE", "3", `"10"`, "int")+msg("INSERT", "4", `"11"`, "int")), 0o644)
+	out := filepath.Join(dir, "out")
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	for _, inputs := range [][]string{{a}, {a, b}} {
+		st, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: out, Workers: 1, Materialize: true}, inputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(inputs) == 2 && (len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "1 values of rows of earlier schema versions")) {
+			t.Errorf("warnings %q", st.Warnings)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "shop", "orders", "v2", SchemaFile)); err != nil {
+		t.Fatalf("no second version: %v", err)
+	}
+	got := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", "orders"))), []string{"id", "code"})
+	want := []string{"id=1|code=7|", "id=2|code=NULL|", "id=3|code=10|", "id=4|code=11|"}
+	if !slices.Equal(got, want) {
+		t.Errorf("current state %q, want %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(out, SnapshotDir(filepath.Join("shop", "orders", "v2")))); !os.IsNotExist(err) {
+		t.Errorf("a snapshot of version 2 alone: %v", err)
+	}
+}
