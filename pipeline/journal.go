@@ -542,7 +542,11 @@ func cleanTemp(dir string, may func(tag string) bool) error {
 		}
 		name := d.Name()
 		if !d.IsDir() && strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp") && may(tempTag(name)) {
-			return os.Remove(path)
+			// Gone already: another run (a shard's) removed its own
+			// file, or swept it too.
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
 		}
 		return nil
 	})
