@@ -32,7 +32,7 @@ type Sniffed struct {
 
 // Sniff reads a message's top-level keys and says which format's envelope
 // they are: Canal ("data" array and "type", with "isDdl", "pkNames",
-// "mysqlType", "sqlType" or "es"), Maxwell ("database", "table", "type"
+// "mysqlType", "sqlType" or "es", or a type INSERT, UPDATE or DELETE), Maxwell ("database", "table", "type"
 // and "data", lower-case types), GoldenGate ("op_type" and "table"),
 // Debezium ("op" with "before"/"after"/"source", or a "schema"/"payload"
 // envelope). TiCDC's canal-json counts as Canal. Records that carry no
@@ -91,6 +91,11 @@ func Sniff(msg []byte) Sniffed {
 		return Sniffed{Format: "ogg-json", Keys: found("op_type", "table", "before", "after")}
 	case has("data", jsonparser.Array) && has("type") && (has("isDdl") || has("pkNames") || has("mysqlType") || has("sqlType") || has("es")):
 		return Sniffed{Format: "canal-json", Keys: found("data", "type", "isDdl", "pkNames", "mysqlType", "sqlType")}
+	case has("data", jsonparser.Array) && has("type", jsonparser.String) && canalRowType(typ):
+		// Canal's rows cut to their core (only "data" and "type", as
+		// Paimon's tests and hand-written producers send them): an array
+		// of rows and an upper-case kind is Canal's shape alone.
+		return Sniffed{Format: "canal-json", Keys: found("data", "type")}
 	case has("database") && has("table") && has("type") && has("data", jsonparser.Object) && isLower(typ):
 		return Sniffed{Format: "maxwell-json", Keys: found("database", "table", "type", "data")}
 	case has("isDdl", jsonparser.Boolean) && has("sql", jsonparser.String) && has("type", jsonparser.String):
@@ -103,6 +108,28 @@ func Sniff(msg []byte) Sniffed {
 		return Sniffed{Format: "debezium-json", Keys: found("source", "ddl", "tableChanges"), Control: true}
 	}
 	return Sniffed{}
+}
+
+// debeziumEnvelope reports whether msg (or its payload) has any of the
+// members of Debezium's change event envelope.
+func debeziumEnvelope(msg []byte) bool {
+	if p, t, _, err := jsonparser.Get(msg, "payload"); err == nil && t == jsonparser.Object {
+		msg = p
+	}
+	for _, k := range []string{"op", "before", "after", "source"} {
+		if _, _, _, err := jsonparser.Get(msg, k); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func canalRowType(b []byte) bool {
+	switch string(b) {
+	case "INSERT", "UPDATE", "DELETE":
+		return true
+	}
+	return false
 }
 
 func isLower(b []byte) bool { return len(b) > 0 && bytes.Equal(b, bytes.ToLower(b)) }
@@ -124,6 +151,9 @@ func Hint(f *Format, opts Options, msg []byte, err error) string {
 		return fmt.Sprintf("the message looks like a Debezium schema/payload envelope (it has %s): use --format debezium-json --option debezium-json.schema-include=true", quoteKeys(g.Keys))
 	case g.Format != "" && g.Format != f.Name:
 		return fmt.Sprintf("the message looks like %s (it has %s): use --format %s", g.Format, quoteKeys(g.Keys), g.Format)
+	}
+	if f.Name == "debezium-json" && errors.Is(err, ErrMissingField) && g.Format == "" && !debeziumEnvelope(msg) {
+		return "the message has no Debezium envelope (no op, before, after or source): a Kafka record key or a line of another stream; remove such lines, or drop them counted with --option debezium-json.ignore-parse-errors=true --dead-letter DIR"
 	}
 	if errors.Is(err, ErrUnknownOp) && !opts.Producer {
 		switch f.Name {

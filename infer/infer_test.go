@@ -238,3 +238,32 @@ func TestDriftWithinInput(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyOnlyBeforeImages: Debezium before images that hold only the key
+// (Postgres REPLICA IDENTITY DEFAULT) name the key, whether the other
+// columns are NULL or left out (Debezium's documentation shows them left
+// out); a full image after a column was dropped does not.
+func TestKeyOnlyBeforeImages(t *testing.T) {
+	src := `"source":{"db":"postgres","schema":"public","table":"customers"}`
+	create := `{"before":null,"after":{"id":1,"first_name":"Anne","last_name":"K","email":"a@x"},` + src + `,"op":"c"}`
+	cases := []struct {
+		name string
+		msgs []string
+		key  []string
+	}{
+		{"left out", []string{create, `{"before":{"id":1},"after":null,` + src + `,"op":"d"}`}, []string{"id"}},
+		{"null", []string{create, `{"before":{"id":1,"first_name":null,"last_name":null,"email":null},"after":null,` + src + `,"op":"d"}`}, []string{"id"}},
+		{"full image", []string{create, `{"before":{"id":1,"first_name":"Anne","last_name":"K","email":"a@x"},"after":null,` + src + `,"op":"d"}`}, nil},
+		{"column dropped", []string{create, `{"before":{"id":1,"first_name":"Anne","last_name":"K"},"after":null,` + src + `,"op":"d"}`}, nil},
+	}
+	for _, c := range cases {
+		fe := NewFileEvidence("debezium-json", 0, Options{})
+		for i, m := range c.msgs {
+			fe.Observe([]byte(m), i+1)
+		}
+		e := fe.Of(Key{"public", "customers"})
+		if got := e.InferredKey(); !slices.Equal(got, c.key) {
+			t.Errorf("%s: key %v, want %v", c.name, got, c.key)
+		}
+	}
+}

@@ -34,6 +34,12 @@ type Evidence struct {
 	// with columns NULL: only when every one is, is it a key-only image
 	// (a full image may hold NULLs of its own).
 	deletes, keyOnlyDeletes int
+	// bare: delete before images without a NULL, which may be key-only
+	// images that leave the other columns out; decided once all columns
+	// are known (primaryKey), so that evidence read in parts joins to the
+	// same: how many, the most columns one held, the columns all held.
+	bareDeletes, bareMax int
+	bareSet              []string
 }
 
 // colEvidence is what one input said of one column.
@@ -87,6 +93,38 @@ type FileEvidence struct {
 	last             *Evidence
 	pos              []byte   // scratch: a message's position
 	members          []member // scratch: a row's members
+	// samples: the first message of each kind counted as control, so that
+	// inspect can have the decoder say whether conversion takes it as
+	// control too (the evidence counts what it does not know).
+	samples    []ControlSample
+	sampleKind map[string]bool
+}
+
+// ControlSample is the first message of one control kind in an input.
+type ControlSample struct {
+	Kind string
+	Line int
+	Msg  []byte
+}
+
+// maxSamples bounds the control kinds sampled per input.
+const maxSamples = 32
+
+// ControlSamples are the first message of each kind of control message
+// (by the evidence's reading), in the order they were met.
+func (fe *FileEvidence) ControlSamples() []ControlSample { return fe.samples }
+
+// control counts a message of kind kind that carries no rows.
+func (fe *FileEvidence) control(e *Evidence, kind string, msg []byte, p Pos) {
+	e.Control[kind]++
+	if fe.sampleKind[kind] || len(fe.samples) >= maxSamples {
+		return
+	}
+	if fe.sampleKind == nil {
+		fe.sampleKind = map[string]bool{}
+	}
+	fe.sampleKind[kind] = true
+	fe.samples = append(fe.samples, ControlSample{Kind: kind, Line: p.Line, Msg: bytes.Clone(msg)})
 }
 
 // Positions are the first and last source positions the table's messages
@@ -128,6 +166,15 @@ func (fe *FileEvidence) table(k Key) *Evidence {
 // part observed on its own, has the evidence of one reading in order.
 // next is not to be used after.
 func (fe *FileEvidence) Join(next *FileEvidence) {
+	for _, c := range next.samples {
+		if !fe.sampleKind[c.Kind] && len(fe.samples) < maxSamples {
+			if fe.sampleKind == nil {
+				fe.sampleKind = map[string]bool{}
+			}
+			fe.sampleKind[c.Kind] = true
+			fe.samples = append(fe.samples, c)
+		}
+	}
 	for _, k := range next.order {
 		n := next.tables[k]
 		e := fe.tables[k]
@@ -200,6 +247,15 @@ func (e *Evidence) join(n *Evidence) {
 	default:
 		e.keyOnlyBefore = intersect(e.keyOnlyBefore, n.keyOnlyBefore)
 	}
+	switch {
+	case n.bareDeletes == 0:
+	case e.bareDeletes == 0:
+		e.bareSet = n.bareSet
+	default:
+		e.bareSet = intersect(e.bareSet, n.bareSet)
+	}
+	e.bareDeletes += n.bareDeletes
+	e.bareMax = max(e.bareMax, n.bareMax)
 	e.deletes += n.deletes
 	e.keyOnlyDeletes += n.keyOnlyDeletes
 	e.lastTypes = n.lastTypes
@@ -506,7 +562,7 @@ func (fe *FileEvidence) canal(msg []byte, p Pos) {
 		typ = f[2].str()
 	}
 	if isDdl || (typ != "INSERT" && typ != "UPDATE" && typ != "DELETE") {
-		e.Control[typ]++
+		fe.control(e, typ, msg, p)
 		return
 	}
 	e.Messages++
@@ -585,7 +641,7 @@ func (fe *FileEvidence) maxwell(msg []byte, p Pos) {
 	switch typ {
 	case "insert", "update", "delete", "bootstrap-insert":
 	default:
-		e.Control[typ]++
+		fe.control(e, typ, msg, p)
 		if def := f[9]; strings.HasPrefix(typ, "table-") && def.ok && def.t == jsonparser.Object {
 			// A DDL record's "def" is the table as it is now: its columns'
 			// MySQL types are the best evidence there is.
@@ -651,7 +707,7 @@ func (fe *FileEvidence) ogg(msg []byte, p Pos) {
 	switch op {
 	case "I", "U", "D":
 	default:
-		e.Control[op]++
+		fe.control(e, op, msg, p)
 		return
 	}
 	e.Messages++
@@ -699,6 +755,8 @@ func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 	if fe.opts.SchemaInclude {
 		v, t, _, err := jsonparser.Get(msg, "payload")
 		if err != nil || t != jsonparser.Object {
+			// No envelope: inspect has the decoder judge it.
+			fe.control(fe.table(Key{}), "(no payload)", msg, p)
 			return
 		}
 		body = v
@@ -732,9 +790,9 @@ func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 	case "c", "r", "u", "d":
 	default:
 		if op == "" {
-			op = "(no op)"
+			op = debeziumControl(body)
 		}
-		e.Control[op]++
+		fe.control(e, op, msg, p)
 		return
 	}
 	e.Messages++
@@ -783,6 +841,20 @@ func (fe *FileEvidence) debezium(msg []byte, p Pos) {
 	}
 }
 
+// debeziumControl names a Debezium record without an op as conversion
+// counts it: a transaction marker, a schema change, or "(no op)".
+func debeziumControl(body []byte) string {
+	if st := str(body, "status"); st == "BEGIN" || st == "END" {
+		return "transaction " + st
+	}
+	for _, k := range []string{"ddl", "tableChanges"} {
+		if _, _, _, err := jsonparser.Get(body, k); err == nil {
+			return "schema change"
+		}
+	}
+	return "(no op)"
+}
+
 // InferredKey is the primary key the evidence shows (nil: none).
 func (e *Evidence) InferredKey() []string { return e.primaryKey() }
 
@@ -792,13 +864,25 @@ func (e *Evidence) primaryKey() []string {
 	if len(e.PrimaryKey) > 0 {
 		return e.PrimaryKey
 	}
-	if e.deletes > 0 && e.keyOnlyDeletes == e.deletes {
+	if e.deletes == 0 || e.keyOnlyDeletes+e.bareDeletes != e.deletes {
+		return nil
+	}
+	if e.bareDeletes == 0 {
 		return e.keyOnlyBefore
 	}
-	return nil
+	// Images without a NULL are key-only when each left out most columns
+	// (a full image after a column was dropped leaves out one).
+	if e.bareMax >= len(e.cols) || e.bareMax > len(e.cols)/2 {
+		return nil
+	}
+	if e.keyOnlyDeletes == 0 {
+		return e.bareSet
+	}
+	return intersect(e.keyOnlyBefore, e.bareSet)
 }
 
-// keyOnly notes a delete's before image with some columns NULL: the ones
+// keyOnly notes a delete's before image with some columns NULL or left
+// out: the ones
 // set are the key (Postgres REPLICA IDENTITY DEFAULT sends only the key).
 // The key is the columns set in every such image.
 func (e *Evidence) keyOnly(row []byte) {
@@ -813,7 +897,19 @@ func (e *Evidence) keyOnly(row []byte) {
 		}
 		return nil
 	})
-	if nulls == 0 || len(set) == 0 {
+	if len(set) == 0 {
+		return
+	}
+	if nulls == 0 {
+		// Without a schema the image may leave the other columns out
+		// (as Debezium's documentation shows it): primaryKey decides.
+		e.bareDeletes++
+		e.bareMax = max(e.bareMax, len(set))
+		if e.bareDeletes == 1 {
+			e.bareSet = set
+		} else {
+			e.bareSet = intersect(e.bareSet, set)
+		}
 		return
 	}
 	e.keyOnlyDeletes++

@@ -171,6 +171,20 @@ func inspectFile(ctx context.Context, cfg *Config, f reader.File, idx int) (*inf
 		return nil, fi, err
 	}
 	fi.Lines = lines
+	// The evidence counts every message without rows as control; the
+	// decoder refuses some of them (a Debezium message without "op", an
+	// unknown Canal type). Conversion would stop there: so does inspect.
+	// With ignore-parse-errors conversion drops them, counted.
+	opts := cfg.OptionsFor(format)
+	opts.SchemaInclude, opts.Producer = schemaInclude, true
+	for _, s := range ev.ControlSamples() {
+		if opts.IgnoreParseErrors {
+			break
+		}
+		if err := decode.CheckControl(format, opts, s.Msg); err != nil {
+			return nil, fi, locate(format, opts, err, reader.Pos{File: f.Path, Line: s.Line}, s.Msg)
+		}
+	}
 	for _, k := range ev.Tables() {
 		e := ev.Of(k)
 		name := k.String()

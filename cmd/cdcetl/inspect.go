@@ -10,9 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 
-	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/pipeline"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
@@ -119,6 +117,6 @@ func printInspection(w io.Writer, ins *pipeline.Inspection) {
 		}
 	}
 	if len(ins.Tables) == 0 {
-		fmt.Fprintln(w, "no tables: no message names a table (formats: "+strings.Join(decode.FormatNames(), ", ")+")")
+		fmt.Fprintln(w, "no tables: the inputs hold no rows (only control messages: DDL, transaction markers, heartbeats), so a conversion writes nothing")
 	}
 }
