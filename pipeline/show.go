@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,6 +41,15 @@ type ShowOptions struct {
 	Current bool
 	// Limit stops after that many rows (0: all).
 	Limit int
+	// Files prints, instead of rows, the Parquet files that hold the
+	// table's rows, one path per line, for any Parquet reader: a Parquet
+	// changelog's (or, with Current, its snapshot's), or the data files
+	// of an Iceberg table's current snapshot (refused when the table has
+	// delete files: its data files alone hold rows it removed). An
+	// Iceberg table's directory can hold files no snapshot refers to any
+	// more (an input converted again replaced its own), so globbing it is
+	// not reading the table.
+	Files bool
 }
 
 // Show prints a table's rows as --to print does (the row kind, then every
@@ -71,6 +81,12 @@ func Show(ctx context.Context, o ShowOptions, w io.Writer) (int, error) {
 		}
 	} else if files, err = changelogFiles(o.Dir, dir); err != nil {
 		return 0, err
+	}
+	if o.Files {
+		for _, f := range files {
+			fmt.Fprintln(bw, f)
+		}
+		return len(files), nil
 	}
 	for _, f := range files {
 		if err := p.parquet(ctx, f); err != nil || p.done() {
@@ -171,6 +187,9 @@ func showIceberg(ctx context.Context, o ShowOptions, k TableKey, p *rowPrinter) 
 	if o.Current && !p.state {
 		return fmt.Errorf("%s is a changelog table: its current state is an upsert load's (--table-mode upsert into another warehouse) or --materialize's (Parquet)", k)
 	}
+	if o.Files {
+		return icebergFiles(ctx, tbl, k, p)
+	}
 	// Equality deletes are applied with substrait's functions.
 	if err := lazysubstrait.Ensure(); err != nil {
 		return err
@@ -188,6 +207,28 @@ func showIceberg(ctx context.Context, o ShowOptions, k TableKey, p *rowPrinter) 
 		if err != nil || p.done() {
 			return err
 		}
+	}
+	return nil
+}
+
+// icebergFiles prints the data files of the table's current snapshot.
+func icebergFiles(ctx context.Context, tbl *table.Table, k TableKey, p *rowPrinter) error {
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return fmt.Errorf("iceberg table %s: %w", k, err)
+	}
+	for _, t := range tasks {
+		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
+			return fmt.Errorf("%s has delete files: its data files alone hold rows the table removed; print its rows with show (without --files) or read it with an Iceberg reader", k)
+		}
+	}
+	for _, t := range tasks {
+		path := t.File.FilePath()
+		if u, err := url.Parse(path); err == nil && u.Scheme == "file" {
+			path = u.Path
+		}
+		fmt.Fprintln(p.w, path)
+		p.n++
 	}
 	return nil
 }

@@ -3,10 +3,13 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/lake"
@@ -77,5 +80,70 @@ func TestShow(t *testing.T) {
 	}
 	if _, err := Show(context.Background(), ShowOptions{Dir: filepath.Join(pq), Table: "shop.none"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "cdcetl inspect") {
 		t.Errorf("a missing table: %v", err)
+	}
+}
+
+// TestShowFiles: --files lists exactly the Parquet files that hold a
+// table's rows: an Iceberg changelog table's current data files (not the
+// ones a grown input's new load replaced, which its directory still
+// holds), a Parquet changelog's files; an upsert table, whose data files
+// alone hold removed rows, is refused.
+func TestShowFiles(t *testing.T) {
+	in := t.TempDir()
+	paths := upsertArchive(t, in, 3, 120)
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	whole, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	wh, pq, up := t.TempDir(), t.TempDir(), t.TempDir()
+	// The first input half written, loaded, then whole and loaded again.
+	if err := os.WriteFile(paths[0], bytes.Join(lines[:len(lines)/2], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), Config{Options: opts, Workers: 2, OutDir: wh, To: ToIceberg}, paths[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(paths[0], whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Config{{OutDir: wh, To: ToIceberg}, {OutDir: pq, To: ToParquet}, {OutDir: up, To: ToIceberg, TableMode: lake.ModeUpsert}} {
+		c.Options, c.Workers = opts, 2
+		if _, err := Run(context.Background(), c, paths); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dir := range []string{wh, pq} {
+		var rows, files bytes.Buffer
+		n, err := Show(context.Background(), ShowOptions{Dir: dir, Table: "shop.t0"}, &rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Show(context.Background(), ShowOptions{Dir: dir, Table: "shop.t0", Files: true}, &files); err != nil {
+			t.Fatal(err)
+		}
+		var inFiles int64
+		listed := strings.Fields(files.String())
+		for _, f := range listed {
+			r, err := file.OpenParquetFile(f, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inFiles += r.NumRows()
+			r.Close()
+		}
+		if inFiles != int64(n) {
+			t.Errorf("%s: the listed files hold %d rows, the table %d", dir, inFiles, n)
+		}
+		if dir == wh {
+			all, _ := filepath.Glob(filepath.Join(wh, "shop", "t0", "data", "*.parquet"))
+			if len(all) <= len(listed) {
+				t.Errorf("the table's data directory holds %d files, %d listed: no replaced file to leave out", len(all), len(listed))
+			}
+		}
+	}
+	if _, err := Show(context.Background(), ShowOptions{Dir: up, Table: "shop.t0", Files: true}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "delete files") {
+		t.Errorf("--files of an upsert table: %v", err)
 	}
 }

@@ -16,11 +16,17 @@ Prints the rows of TABLE (NAMESPACE.NAME, as the source names it) that a
 conversion loaded into OUT, as --to print prints them: a Parquet output
 directory's changelog in input order (--current: its --materialize
 snapshot), or an Iceberg warehouse's table as iceberg-go reads it, deletes
-applied (an upsert table is its current state).
+applied (an upsert table is its current state). --files prints the
+Parquet files that hold those rows instead, for any Parquet reader:
+
+  duckdb -c "SELECT * FROM read_parquet([$(cdcetl show lake inventory.products --files | sed "s/.*/'&'/" | paste -sd,)], union_by_name=true)"
 
 Flags:
   --current       the table's current state
   --limit N       at most N rows
+  --files         the Parquet files that hold the rows, one per line (an
+                  Iceberg table's current data files; refused when it has
+                  delete files)
   --catalog URI   the warehouse's catalog, as convert --catalog
 `
 
@@ -31,6 +37,7 @@ func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Usage = func() {}
 	fs.BoolVar(&o.Current, "current", false, "")
 	fs.IntVar(&o.Limit, "limit", 0, "")
+	fs.BoolVar(&o.Files, "files", false, "")
 	fs.StringVar(&o.Catalog, "catalog", "", "")
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
