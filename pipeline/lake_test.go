@@ -244,7 +244,7 @@ func TestIcebergChangelogMatchesParquet(t *testing.T) {
 }
 
 // tableKeyOf reads a routed table's key back from its schema file.
-func tableKeyOf(t *testing.T, dir string) TableKey {
+func tableKeyOf(t testing.TB, dir string) TableKey {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, SchemaFile))
 	if err != nil {
