@@ -21,6 +21,8 @@ func joinInputs(t testing.TB) map[string][][]byte {
 	in := map[string][][]byte{}
 	files, _ := filepath.Glob("../testdata/*-json/*.jsonl")
 	more, _ := filepath.Glob("../testdata/samples/*/*.json*")
+	archives, _ := filepath.Glob("../testdata/archives/*/*.jsonl") // real producers' output
+	more = append(more, archives...)
 	for _, p := range append(files, more...) {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -107,10 +109,13 @@ func TestJoin(t *testing.T) {
 		}
 		dir := strings.Split(strings.TrimPrefix(strings.TrimPrefix(name, "../testdata/"), "samples/"), "/")[0]
 		format, _ := decode.Lookup(strings.TrimSuffix(dir, "-json") + "-json")
+		detected, si, _, _ := decode.Detect(lines[:min(64, len(lines))], 1)
+		if dir == "archives" {
+			format = detected
+		}
 		if format == nil || format.Name == "json" {
 			continue // plain JSON: no evidence to take
 		}
-		_, si, _, _ := decode.Detect(lines[:min(64, len(lines))], 1)
 		whole := forget(observe(format.Name, si, lines, 0, len(lines)))
 		cuts := [][]int{}
 		for c := 0; c <= len(lines) && c < 40; c++ {
