@@ -544,8 +544,11 @@ func (fe *FileEvidence) canal(msg []byte, p Pos) {
 	pick(msg, f[:], canalPaths)
 	e := fe.tableOf(f[0], f[1])
 	es, id := f[3].int(), f[4].int()
-	fe.pos = strconv.AppendInt(append(fe.pos[:0], "es="...), es, 10)
-	fe.pos = strconv.AppendInt(append(fe.pos, " id="...), id, 10)
+	fe.pos = fe.pos[:0]
+	if f[3].ok || f[4].ok { // messages cut to data and type have no position
+		fe.pos = strconv.AppendInt(append(fe.pos, "es="...), es, 10)
+		fe.pos = strconv.AppendInt(append(fe.pos, " id="...), id, 10)
+	}
 	e.event(es, fe.pos)
 	isDdl := f[5].ok && f[5].t == jsonparser.Boolean && string(f[5].v) == "true"
 	var typ string
