@@ -59,6 +59,10 @@ type Lake struct {
 	uploaded sync.Map
 	closeFn  func() error
 
+	// tableProps are properties a new table gets (--option), over the
+	// defaults.
+	tableProps iceberg.Properties
+
 	mu     sync.Mutex
 	tables map[string]*Table // by identifier
 }
@@ -220,6 +224,23 @@ func (l *Lake) PartitionBy(fields []partition.Field) error {
 	return nil
 }
 
+// TableProperties are the properties of the tables the lake makes:
+// Iceberg's (format-version, write.target-file-size-bytes, ...) over
+// cdcetl's defaults (format v3 for upsert tables, whose deletes are
+// deletion vectors; v2 for changelog tables, which every reader reads).
+func (l *Lake) TableProperties(props map[string]string) error {
+	for k, v := range props {
+		if k == "format-version" && v != "2" && v != "3" {
+			return fmt.Errorf("format-version %q: cdcetl writes Iceberg tables of format 2 or 3", v)
+		}
+		if l.tableProps == nil {
+			l.tableProps = iceberg.Properties{}
+		}
+		l.tableProps[k] = v
+	}
+	return nil
+}
+
 // Close closes the catalog.
 func (l *Lake) Close() error {
 	if l.closeFn == nil {
@@ -372,15 +393,27 @@ func (t *Table) create(ctx context.Context, s *arrowconv.Schema) (*table.Table, 
 		opts = append(opts, catalog.WithPartitionSpec(&spec))
 	}
 	tbl, err := t.lake.cat.CreateTable(ctx, t.ident, sc, append(opts,
-		catalog.WithProperties(iceberg.Properties{
-			"format-version":                  "2",
-			"write.parquet.compression-codec": "snappy",
-			PropMode:                          t.lake.mode,
-		}))...)
+		catalog.WithProperties(t.lake.newTableProps()))...)
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		return t.lake.cat.LoadTable(ctx, t.ident) // another writer made it first
 	}
 	return tbl, err
+}
+
+// newTableProps are a new table's properties.
+func (l *Lake) newTableProps() iceberg.Properties {
+	props := iceberg.Properties{
+		"format-version":                  "2",
+		"write.parquet.compression-codec": "snappy",
+	}
+	if l.mode == ModeUpsert {
+		props["format-version"] = "3"
+	}
+	for k, v := range l.tableProps {
+		props[k] = v
+	}
+	props[PropMode] = l.mode
+	return props
 }
 
 // evolve adds the columns of s the table lacks and widens those whose

@@ -166,7 +166,9 @@ func (d *Delta) mergeUnchanged(ctx context.Context) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	for _, img := range imgs {
+	d.mergedAt = make(map[string]int64, len(imgs))
+	for i, img := range imgs {
+		d.mergedAt[img.key] = int64(i)
 		d.posDeletes = append(d.posDeletes, img.base.pos)
 		d.merged += int64(len(img.fills))
 		d.unresolved += int64(len(img.names))

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -23,18 +20,23 @@ import (
 
 // Upsert tables hold the current state: one live row per primary key.
 //
-// An input's commit to such a table is one RowDelta of three files, as
-// Flink's Iceberg sink in upsert mode writes them: the data file holds
-// every row of the input in changelog order (it is the changelog-mode
-// file); a position-delete file removes, in that same file, every row that
-// is not its key's last image (-U and -D rows, and images a later row of
-// the input replaces); an equality-delete file holds each key the input
-// touches, once, and removes the key's rows of earlier commits. (Equality
-// deletes never apply to data of their own commit, position deletes do:
-// so a key's final image survives, whatever the input did to it before.)
-// Memory is the map of the input's keys (to their last position) and the
-// positions deleted, not the rows. Last images that lack columns are
-// completed when the delta closes (merge.go).
+// Each input writes one data file holding its rows in changelog order (the
+// changelog-mode file). Its Delta remembers, per key the input touches, the
+// position of the key's last image (or that the key ends deleted), and the
+// positions of its rows that are not last images (-U and -D rows, images a
+// later row replaces). The inputs of a commit group become one RowDelta
+// (group.go): their data files, and deletes by position, never by
+// equality: the rows a later input of the group replaces, and the rows of
+// the touched keys the table held before, found by reading the key
+// columns of its data files. Deletion vectors on format v3, file-scoped
+// position-delete files on v2: every data file carries at most one (v3)
+// or a few (v2) delete files, so a scan stays as fast as the table is
+// large, however many inputs made it. (Equality deletes would apply to
+// every older data file, and their cost grow with the square of the
+// inputs; tables an earlier cdcetl wrote with them keep working, and
+// 'cdcetl maintain' rewrites them away.) Memory is the map of a group's
+// keys, not its rows. Last images that lack columns are completed when
+// the delta closes (merge.go).
 
 // Table modes.
 const (
@@ -83,16 +85,20 @@ type Delta struct {
 	dataOpts   writer.ParquetOptions
 	mergedPath string
 	mergedRows int64
+	// mergedAt: the keys whose completed last image is in the merged
+	// file, to its position there.
+	mergedAt   map[string]int64
 	merged     int64
 	unresolved int64
 
-	eq      *writer.Parquet
-	eqPath  string
-	eqRows  int64
-	keySch  *arrowconv.Schema
-	keyArr  *arrow.Schema
-	eqIdx   []int32
-	posPath string
+	keySch *arrowconv.Schema
+	closed bool
+
+	// The range of a single-column key of integers or strings (the
+	// commit reads only the table's files that overlap it).
+	intLo, intHi int64
+	strLo, strHi string
+	ranged       int // 0: no row yet, 1: ranged, -1: not rangeable
 }
 
 // NewDelta wraps w, which writes the data file at dataPath with schema s
@@ -102,7 +108,6 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 	if len(s.PrimaryKey) == 0 {
 		return nil, fmt.Errorf("iceberg table %s: --table-mode upsert needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a --ddl-dir DDL that has one, or use --table-mode changelog)", t.Name())
 	}
-	ids := t.FieldIDs()
 	d := &Delta{t: t, data: w, dataPath: dataPath, unchanged: -1, lineCol: -1, last: map[string]int64{}, keySch: &arrowconv.Schema{},
 		unchPend: map[string]int64{}, schema: s, dataOpts: opts}
 	for _, k := range s.PrimaryKey {
@@ -112,16 +117,11 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 		}
 		switch s.Columns[i].Type.Kind {
 		case arrowconv.Float, arrowconv.Double, arrowconv.Array, arrowconv.Map, arrowconv.Multiset, arrowconv.Row:
-			return nil, fmt.Errorf("iceberg table %s: primary key column %s is %s: Iceberg equality deletes cannot match it", t.Name(), k, s.Columns[i].Type)
+			return nil, fmt.Errorf("iceberg table %s: primary key column %s is %s: Iceberg identifier fields cannot be of it", t.Name(), k, s.Columns[i].Type)
 		}
 		d.keyCols = append(d.keyCols, i+1)
 		d.keyNames = append(d.keyNames, k)
 		d.keySch.Columns = append(d.keySch.Columns, s.Columns[i])
-		id := ids([]string{k})
-		if id == 0 {
-			return nil, fmt.Errorf("iceberg table %s: no field ID for key column %s", t.Name(), k)
-		}
-		d.keyIDs = append(d.keyIDs, int(id))
 	}
 	for i, c := range s.Columns {
 		if c.Name == "_unchanged" && c.Type.Kind == arrowconv.Array {
@@ -131,13 +131,7 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 			d.lineCol = i + 1
 		}
 	}
-	d.keyArr = d.keySch.ArrowSchema()
-	fs := make([]arrow.Field, 0, len(d.keySch.Columns))
-	for _, f := range d.keyArr.Fields()[1:] {
-		fs = append(fs, f)
-	}
-	d.keyArr = arrow.NewSchema(fs, nil)
-	d.opts = writer.ParquetOptions{Compression: opts.Compression, CreatedBy: opts.CreatedBy, Iceberg: true, NoRowKind: true, Concurrency: 1, PageBytes: 64 << 10, Required: s.PrimaryKey}
+	d.opts = writer.ParquetOptions{Compression: opts.Compression, CreatedBy: opts.CreatedBy, Iceberg: true, NoRowKind: true, Concurrency: 1, PageBytes: 64 << 10}
 	return d, nil
 }
 
@@ -171,18 +165,14 @@ func (d *Delta) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	if d.unchanged >= 0 {
 		unch, _ = rec.Column(d.unchanged).(*array.List)
 	}
-	d.eqIdx = d.eqIdx[:0]
+	d.track(cols)
 	for i := range int(rec.NumRows()) {
 		var null int
 		if d.keyBuf, null = arrowconv.AppendKey(d.keyBuf[:0], cols, i); null >= 0 {
 			return fmt.Errorf("iceberg table %s: a row has a NULL primary key (%s): an upsert table cannot hold it", d.t.Name(), d.keyNames[null])
 		}
 		p := d.pos + int64(i)
-		prev, seen := d.last[string(d.keyBuf)]
-		switch {
-		case !seen:
-			d.eqIdx = append(d.eqIdx, int32(i))
-		case prev >= 0:
+		if prev, seen := d.last[string(d.keyBuf)]; seen && prev >= 0 {
 			d.posDeletes = append(d.posDeletes, prev)
 		}
 		switch arrowconv.RowKind(kinds[i]) {
@@ -206,11 +196,6 @@ func (d *Delta) Write(ctx context.Context, rec arrow.RecordBatch) error {
 			d.posDeletes = append(d.posDeletes, p)
 		}
 	}
-	if len(d.eqIdx) > 0 {
-		if err := d.writeKeys(ctx, cols); err != nil {
-			return err
-		}
-	}
 	if d.lineCol >= 0 {
 		if ls, ok := rec.Column(d.lineCol).(*array.Int64); ok {
 			for i := range ls.Len() {
@@ -222,56 +207,74 @@ func (d *Delta) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	return d.data.Write(ctx, rec)
 }
 
+// track widens the key range by a batch's keys.
+func (d *Delta) track(cols []arrow.Array) {
+	if d.ranged < 0 || cols[0].Len() == 0 {
+		return
+	}
+	if len(cols) != 1 {
+		d.ranged = -1
+		return
+	}
+	switch a := cols[0].(type) {
+	case *array.Int64:
+		for i, v := range a.Int64Values() {
+			if a.IsValid(i) {
+				d.rangeInt(v)
+			}
+		}
+	case *array.Int32:
+		for i, v := range a.Int32Values() {
+			if a.IsValid(i) {
+				d.rangeInt(int64(v))
+			}
+		}
+	case *array.String:
+		for i := range a.Len() {
+			if a.IsValid(i) {
+				v := a.Value(i)
+				if d.ranged == 0 {
+					d.strLo, d.strHi, d.ranged = strings.Clone(v), strings.Clone(v), 1
+				} else if v < d.strLo {
+					d.strLo = strings.Clone(v)
+				} else if v > d.strHi {
+					d.strHi = strings.Clone(v)
+				}
+			}
+		}
+	default:
+		d.ranged = -1
+	}
+}
+
+func (d *Delta) rangeInt(v int64) {
+	if d.ranged == 0 {
+		d.intLo, d.intHi, d.ranged = v, v, 1
+		return
+	}
+	d.intLo, d.intHi = min(d.intLo, v), max(d.intHi, v)
+}
+
+// keyRange is the delta's key range as literals of the key column's type.
+func (d *Delta) keyRange() (lo, hi iceberg.Literal, ok bool) {
+	if d.ranged != 1 || d.recSchema == nil {
+		return nil, nil, false
+	}
+	switch d.recSchema.Field(d.keyCols[0]).Type.ID() {
+	case arrow.INT64:
+		return iceberg.NewLiteral(d.intLo), iceberg.NewLiteral(d.intHi), true
+	case arrow.INT32:
+		return iceberg.NewLiteral(int32(d.intLo)), iceberg.NewLiteral(int32(d.intHi)), true
+	case arrow.STRING:
+		return iceberg.NewLiteral(d.strLo), iceberg.NewLiteral(d.strHi), true
+	}
+	return nil, nil, false
+}
+
 // DeletesDir is the directory of a table's delete files, beside data/:
 // a reader that globs data/**/*.parquet (a changelog read as plain Parquet)
 // never picks one up.
 const DeletesDir = "deletes"
-
-// deletePath is where the delete file of kind for the delta's data file
-// goes: deletes/ mirrors data/ (partition directories included).
-func (d *Delta) deletePath(kind string) string {
-	p := strings.TrimSuffix(d.dataPath, ".parquet") + "." + kind + ".parquet"
-	if rel, err := filepath.Rel(filepath.Join(d.t.dir, "data"), p); err == nil && !strings.HasPrefix(rel, "..") {
-		return filepath.Join(d.t.dir, DeletesDir, rel)
-	}
-	return p
-}
-
-// writeKeys appends the key values of the rows first seen in this batch
-// to the equality-delete file.
-func (d *Delta) writeKeys(ctx context.Context, cols []arrow.Array) error {
-	if d.eq == nil {
-		d.eqPath = d.deletePath("eq-deletes")
-		opts := d.opts
-		ids := map[string]int32{}
-		for j, n := range d.keyNames {
-			ids[n] = int32(d.keyIDs[j])
-		}
-		opts.FieldIDs = func(path []string) int32 { return ids[strings.Join(path, "\x00")] }
-		var err error
-		if d.eq, err = writer.NewParquet(d.eqPath, d.keySch, opts); err != nil {
-			return err
-		}
-	}
-	bld := array.NewInt32Builder(memory.DefaultAllocator)
-	bld.AppendValues(d.eqIdx, nil)
-	idx := bld.NewArray()
-	bld.Release()
-	defer idx.Release()
-	taken := make([]arrow.Array, len(cols))
-	for j, c := range cols {
-		a, err := compute.TakeArray(ctx, c, idx)
-		if err != nil {
-			return err
-		}
-		defer a.Release()
-		taken[j] = a
-	}
-	rec := array.NewRecordBatch(d.keyArr, taken, int64(idx.Len()))
-	defer rec.Release()
-	d.eqRows += int64(idx.Len())
-	return d.eq.Write(ctx, rec)
-}
 
 // Truncate records that the input empties the table at line: its rows
 // before it are deleted, and the commit removes what the table held.
@@ -283,8 +286,25 @@ func (d *Delta) Truncate(line int64) error {
 	return nil
 }
 
-// Close closes the data file and writes the delete files.
+// Truncates reports whether the input empties the table.
+func (d *Delta) Truncates() bool { return d.truncLine > 0 }
+
+// NeedsTable reports whether closing the delta reads the table's current
+// rows (last images lacking columns): the commits of the inputs before it
+// must be made first.
+func (d *Delta) NeedsTable() bool { return len(d.unchPend) > 0 && d.truncLine == 0 }
+
+// Keys is the number of keys the delta touches (the memory of its
+// commit group).
+func (d *Delta) Keys() int { return len(d.last) }
+
+// Close closes the data file and completes the last images that lack
+// columns; the deletes are written by the commit (group.go).
 func (d *Delta) Close() error {
+	if d.closed {
+		return nil
+	}
+	d.closed = true
 	if d.truncLine > 0 {
 		// Every row before the truncate goes, whatever its kind.
 		end := sort.Search(len(d.lines), func(i int) bool { return int64(d.lines[i]) > d.truncLine })
@@ -296,14 +316,8 @@ func (d *Delta) Close() error {
 		}
 	}
 	if err := d.data.Close(); err != nil {
-		d.abortDeletes()
+		d.abortMerged()
 		return err
-	}
-	if d.eq != nil {
-		if err := d.eq.Close(); err != nil {
-			d.abortDeletes()
-			return err
-		}
 	}
 	if d.truncLine > 0 {
 		// Images before the truncate are deleted: nothing to complete.
@@ -314,73 +328,24 @@ func (d *Delta) Close() error {
 		}
 	}
 	if err := d.mergeUnchanged(context.Background()); err != nil {
-		d.abortDeletes()
+		d.abortMerged()
 		return err
-	}
-	if len(d.posDeletes) == 0 {
-		return nil
 	}
 	slices.Sort(d.posDeletes)
 	d.posDeletes = slices.Compact(d.posDeletes)
-	d.posPath = d.deletePath("pos-deletes")
-	sch := &arrowconv.Schema{Columns: []arrowconv.Field{{Name: "file_path", Type: arrowconv.Type{Kind: arrowconv.String}}, {Name: "pos", Type: arrowconv.Type{Kind: arrowconv.BigInt}}}}
-	opts := d.opts
-	opts.Required = []string{"file_path", "pos"}
-	opts.FieldIDs = func(path []string) int32 {
-		switch strings.Join(path, "\x00") {
-		case "file_path":
-			return posFilePathID
-		case "pos":
-			return posPosID
-		}
-		return 0
-	}
-	w, err := writer.NewParquet(d.posPath, sch, opts)
-	if err != nil {
-		return err
-	}
-	url := d.t.lake.URL(d.dataPath)
-	arrSch := arrow.NewSchema([]arrow.Field{{Name: "file_path", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "pos", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-	for from := 0; from < len(d.posDeletes); from += 1 << 16 {
-		to := min(len(d.posDeletes), from+1<<16)
-		sb := array.NewStringBuilder(memory.DefaultAllocator)
-		for range to - from {
-			sb.Append(url)
-		}
-		pb := array.NewInt64Builder(memory.DefaultAllocator)
-		pb.AppendValues(d.posDeletes[from:to], nil)
-		fp, ps := sb.NewArray(), pb.NewArray()
-		sb.Release()
-		pb.Release()
-		rec := array.NewRecordBatch(arrSch, []arrow.Array{fp, ps}, int64(to-from))
-		err := w.Write(context.Background(), rec)
-		rec.Release()
-		fp.Release()
-		ps.Release()
-		if err != nil {
-			w.Abort()
-			return err
-		}
-	}
-	return w.Close()
+	return nil
 }
 
 // Abort removes what the delta wrote.
 func (d *Delta) Abort() error {
 	err := d.data.Abort()
-	d.abortDeletes()
+	d.abortMerged()
 	return err
 }
 
-func (d *Delta) abortDeletes() {
-	if d.eq != nil {
-		d.eq.Abort()
-	}
+func (d *Delta) abortMerged() {
 	if d.mergedPath != "" {
 		os.Remove(d.mergedPath)
-	}
-	if d.posPath != "" {
-		os.Remove(d.posPath)
 	}
 }
 
@@ -388,83 +353,13 @@ func (d *Delta) abortDeletes() {
 // input's or the table's), and those no row had (NULL, listed).
 func (d *Delta) Merged() (filled, unresolved int64) { return d.merged, d.unresolved }
 
-// Files are the delta's files: the data file (and the completed images'),
-// then the delete files made.
+// Files are the delta's files: the data file, and the completed images'.
 func (d *Delta) Files() []string {
 	out := []string{d.dataPath}
 	if d.mergedPath != "" {
 		out = append(out, d.mergedPath)
 	}
-	if d.posPath != "" {
-		out = append(out, d.posPath)
-	}
-	if d.eq != nil {
-		out = append(out, d.eqPath)
-	}
 	return out
-}
-
-// CommitDelta commits an input's delta as one RowDelta recording in,
-// unless the table holds in already (then the delta's files are removed
-// and CommitDelta reports false).
-func (t *Table) CommitDelta(ctx context.Context, d *Delta, in Input, run, rows string) (bool, error) {
-	return t.CommitDeltas(ctx, []*Delta{d}, in, run, rows)
-}
-
-// CommitDeltas commits the deltas of an input (one per partition) as one
-// RowDelta.
-func (t *Table) CommitDeltas(ctx context.Context, ds []*Delta, in Input, run, rows string) (bool, error) {
-	var files []string
-	trunc := false
-	for _, d := range ds {
-		files = append(files, d.Files()...)
-		trunc = trunc || d.truncLine > 0
-	}
-	return t.commit(ctx, files, in, run, rows, func(tx *table.Transaction, props iceberg.Properties) error {
-		if trunc {
-			if err := t.removeAll(ctx, tx, props); err != nil {
-				return err
-			}
-		}
-		spec := t.tbl.Metadata().PartitionSpec()
-		rd := tx.NewRowDelta(props)
-		for _, d := range ds {
-			df, err := t.dataFile(ctx, d.dataPath)
-			if err != nil {
-				return err
-			}
-			rd.AddRows(df)
-			var part map[int]any
-			if v, ok := t.partOf.Load(d.dataPath); ok && spec.NumFields() > 0 {
-				part = v.(map[int]any)
-			}
-			if d.mergedPath != "" {
-				if part != nil {
-					t.partOf.Store(d.mergedPath, part)
-				}
-				mf, err := t.dataFile(ctx, d.mergedPath)
-				if err != nil {
-					return err
-				}
-				rd.AddRows(mf)
-			}
-			if d.posPath != "" {
-				f, err := t.deleteFile(ctx, spec, iceberg.EntryContentPosDeletes, d.posPath, int64(len(d.posDeletes)), nil, part)
-				if err != nil {
-					return err
-				}
-				rd.AddDeletes(f)
-			}
-			if d.eq != nil {
-				f, err := t.deleteFile(ctx, spec, iceberg.EntryContentEqDeletes, d.eqPath, d.eqRows, d.keyIDs, part)
-				if err != nil {
-					return err
-				}
-				rd.AddDeletes(f)
-			}
-		}
-		return rd.Commit(ctx)
-	})
 }
 
 // removeAll stages, in tx, the removal of every file the table holds (a
@@ -512,29 +407,4 @@ func (t *Table) CommitTruncate(ctx context.Context, in Input, run string) (bool,
 		}
 		return t.removeAll(ctx, tx, props)
 	})
-}
-
-// deleteFile describes a delete file for a manifest (uploaded first when
-// the warehouse is in a bucket).
-func (t *Table) deleteFile(ctx context.Context, spec iceberg.PartitionSpec, content iceberg.ManifestEntryContent, path string, rows int64, eqIDs []int, part map[int]any) (iceberg.DataFile, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	fs, err := t.tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	loc, err := t.lake.publish(ctx, fs, path)
-	if err != nil {
-		return nil, err
-	}
-	b, err := iceberg.NewDataFileBuilder(spec, content, loc, iceberg.ParquetFile, part, nil, nil, rows, st.Size())
-	if err != nil {
-		return nil, err
-	}
-	if eqIDs != nil {
-		b.EqualityFieldIDs(eqIDs)
-	}
-	return b.Build(), nil
 }

@@ -106,6 +106,10 @@ func (r *run) openLake(ctx context.Context) error {
 		l.Close()
 		return err
 	}
+	if err := l.TableProperties(cfg.TableProperties); err != nil {
+		l.Close()
+		return err
+	}
 	r.lake, r.runID = l, newRunID()
 	return nil
 }
@@ -284,8 +288,8 @@ type partitionedOut interface {
 	Files() []string
 }
 
-// commitLake commits an input's data files, table by table, in the order
-// they were made. A table that holds the input already keeps what it has
+// commitLake commits an input's data files of changelog tables, table by
+// table, in the order they were made (upsert tables: stageUpsert). A table that holds the input already keeps what it has
 // (the new file is removed): a rerun after a crash between the commits and
 // the journal commits nothing twice.
 func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
@@ -338,16 +342,12 @@ func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
 			st.Held++
 			continue
 		}
-		rows, _ := o.rows.MarshalJSON()
 		var done bool
 		var err error
-		switch pd, ok := o.part.(*lake.PartitionedDelta); {
-		case waits[n] != nil:
+		if waits[n] != nil {
 			done, err = waits[n]()
-		case ok:
-			done, err = o.table.CommitDeltas(ctx, pd.Deltas(), in, r.runID, string(rows))
-		default:
-			done, err = o.table.CommitDelta(ctx, o.delta, in, r.runID, string(rows))
+		} else {
+			err = fmt.Errorf("iceberg table %s: an upsert delta goes in its commit group, not alone", o.table.Name())
 		}
 		if done && o.part != nil {
 			// The outputs are the partitions' files.
@@ -512,11 +512,11 @@ func recoverLake(ctx context.Context, dir, pending string, j *Journal, l *lake.L
 		if _, ok := j.owner(p.Stem); ok {
 			continue
 		}
-		// {data,deletes}/[<partition>/...]<stem>-<run>[.<kind>].parquet
+		// {data,deletes}/[<partition>/...]<stem>-<run>[.<kind>].{parquet,puffin}
 		mark := string(filepath.Separator) + p.Stem + "-"
 		for _, d := range dataDirs {
 			werr := filepath.WalkDir(d, func(path string, e os.DirEntry, err error) error {
-				if err != nil || e.IsDir() || !strings.HasSuffix(path, ".parquet") {
+				if err != nil || e.IsDir() || !strings.HasSuffix(path, ".parquet") && !strings.HasSuffix(path, ".puffin") {
 					return nil
 				}
 				rel, _ := filepath.Rel(d, path)

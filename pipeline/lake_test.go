@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -508,8 +509,11 @@ func TestIcebergUpsertPartitioned(t *testing.T) {
 		}
 		withDeletes := 0
 		for _, task := range tasks {
-			if len(task.DeleteFiles) > 0 {
+			if len(task.DeleteFiles)+len(task.DeletionVectorFiles) > 0 {
 				withDeletes++
+			}
+			if len(task.EqualityDeleteFiles) > 0 {
+				t.Fatalf("%s: equality deletes apply to it", task.File.FilePath())
 			}
 			if task.File.Partition()[1000] == nil {
 				t.Fatalf("%s: no partition value", task.File.FilePath())
@@ -772,10 +776,21 @@ func TestIcebergDeletesApart(t *testing.T) {
 	in := t.TempDir()
 	paths := upsertArchive(t, in, 4, 200)
 	wh := t.TempDir()
-	cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2}
-	if _, err := Run(context.Background(), cfg, paths); err != nil {
-		t.Fatal(err)
+	for _, v := range []string{"2", "3"} {
+		wh := filepath.Join(wh, "v"+v)
+		cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2,
+			TableProperties: map[string]string{"format-version": v}}
+		// Two runs: the second deletes rows of the first's files.
+		for _, ps := range [][]string{paths[:2], paths} {
+			if _, err := Run(context.Background(), cfg, ps); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkDeletesApart(t, wh)
 	}
+}
+
+func checkDeletesApart(t *testing.T, wh string) {
 	deletes := 0
 	for _, name := range []string{"t0", "t1"} {
 		dir := filepath.Join(wh, "shop", name)
@@ -789,11 +804,13 @@ func TestIcebergDeletesApart(t *testing.T) {
 			}
 			return nil
 		})
-		m, _ := filepath.Glob(filepath.Join(dir, lake.DeletesDir, "*.parquet"))
-		deletes += len(m)
+		for _, ext := range []string{"*.parquet", "*.puffin"} {
+			m, _ := filepath.Glob(filepath.Join(dir, lake.DeletesDir, ext))
+			deletes += len(m)
+		}
 	}
 	if deletes == 0 {
-		t.Error("no delete file under deletes/: the test did not test it")
+		t.Errorf("%s: no delete file under deletes/: the test did not test it", wh)
 	}
 }
 
@@ -821,5 +838,76 @@ func TestUpsertRefusesSecondVersion(t *testing.T) {
 	defer l.Close()
 	if tbl, _ := l.Existing(context.Background(), "shop", "orders_v2", filepath.Join(wh, "shop", "orders", "v2")); tbl != nil {
 		t.Error("a second table was made")
+	}
+}
+
+// TestUpsertGroupCommit: the inputs of a run go into an upsert table as
+// one snapshot that lists them all, whose rows are one packed data file
+// (no delete file: the replaced rows never reach the table); a later
+// run's inputs delete the rows they replace by position (one deletion
+// vector per data file, no equality delete), and a rerun of every input
+// commits nothing. The table equals the changelog replayed per key
+// after each run.
+func TestUpsertGroupCommit(t *testing.T) {
+	in := t.TempDir()
+	paths := upsertArchive(t, in, 8, 300)
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	pq, wh := t.TempDir(), t.TempDir()
+	cfg := Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2}
+	for n, part := range [][]string{paths[:5], paths[5:], paths} {
+		if n == 2 {
+			// Without the journal, the tables say what they hold.
+			if err := os.Remove(filepath.Join(wh, JournalName)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := Run(context.Background(), cfg, part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, part); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"t0", "t1"} {
+			tbl := loadTable(t, wh, "", "shop", name)
+			cols, got := scanTable(t, tbl)
+			want := replay(t, filepath.Join(pq, "shop", name), []string{"id"}, cols)
+			if len(want) < 10 || !slices.Equal(got, want) {
+				t.Fatalf("run %d, shop.%s: the table has %d rows, the replayed changelog %d:\n%s", n, name, len(got), len(want), firstDiff(got, want))
+			}
+			snap := tbl.CurrentSnapshot()
+			var ins []lake.Input
+			if err := json.Unmarshal([]byte(snap.Summary.Properties[lake.SummaryInputs]), &ins); err != nil {
+				t.Fatal(err)
+			}
+			tasks, err := tbl.Scan().PlanFiles(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			withDV := 0
+			for _, task := range tasks {
+				if len(task.EqualityDeleteFiles)+len(task.DeleteFiles) > 0 || len(task.DeletionVectorFiles) > 1 {
+					t.Fatalf("run %d, shop.%s: %s has deletes other than one vector", n, name, task.File.FilePath())
+				}
+				withDV += len(task.DeletionVectorFiles)
+			}
+			switch n {
+			case 0:
+				if len(ins) != 5 || len(tasks) != 1 || withDV != 0 {
+					t.Errorf("run 1, shop.%s: a snapshot of %d inputs, %d data files, %d with a vector; want 5, 1, 0", name, len(ins), len(tasks), withDV)
+				}
+			case 1:
+				if len(ins) != 3 || len(tasks) != 2 || withDV != 1 {
+					t.Errorf("run 2, shop.%s: a snapshot of %d inputs, %d data files, %d with a vector; want 3, 2, 1", name, len(ins), len(tasks), withDV)
+				}
+			case 2:
+				if len(ins) != 3 {
+					t.Errorf("the rerun made a snapshot (of %d inputs)", len(ins))
+				}
+			}
+		}
+		if n == 2 && (st.Committed != 0 || st.Held == 0) {
+			t.Errorf("the rerun committed %d, held %d", st.Committed, st.Held)
+		}
 	}
 }

@@ -58,7 +58,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	if r.turns != nil {
 		// Upsert: inputs finish in their order (a later input's commit
 		// would otherwise apply before an earlier one's).
-		defer close(r.turns[fr.turn])
+		defer r.giveTurn(fr)
 		if fr.turn > 0 {
 			select {
 			case <-r.turns[fr.turn-1]:
@@ -71,6 +71,11 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	}
 	if err != nil {
 		err = changedWhileRead(fr.file, err)
+	}
+	if r.ups != nil && (err != nil || upsertNeedsTable(fr, st)) {
+		// The inputs before this one go in first: they stand whatever
+		// becomes of it, and it may read what they leave.
+		r.flushUpserts()
 	}
 	committed := false // an output is in place: from here an error leaves it unjournaled
 	if err == nil && r.lake != nil {
@@ -98,7 +103,11 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		r.resolveHive(fr)
 	}
 	if err == nil && r.lake != nil && (committed || len(st.Truncates) > 0) {
-		err = r.commitLake(r.ctx, fr, &st)
+		if r.ups != nil {
+			err = r.stageUpsert(r.ctx, fr, &st)
+		} else {
+			err = r.commitLake(r.ctx, fr, &st)
+		}
 	}
 	if err == nil && fr.dead != nil {
 		err = fr.dead.Close()

@@ -111,6 +111,10 @@ type Config struct {
 	// TableMode is Iceberg output's: "changelog" (default: every row
 	// appended) or "upsert" (the current state per primary key).
 	TableMode string
+	// TableProperties are Iceberg properties of the tables Iceberg output
+	// makes (--option format-version=2, write.target-file-size-bytes=N,
+	// ...), over cdcetl's defaults.
+	TableProperties map[string]string
 	// OutDir receives one output per input file; empty means Stdout
 	// (print and re-encoding only).
 	OutDir string
@@ -786,6 +790,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	g, ctx := errgroup.WithContext(ctx)
 	r.g, r.ctx = g, ctx
 	if r.lake != nil && cfg.TableMode == lake.ModeUpsert {
+		r.ups = &upsertGroup{}
 		r.turns = make([]chan struct{}, len(files))
 		for i := range r.turns {
 			r.turns[i] = make(chan struct{})

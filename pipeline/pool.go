@@ -52,7 +52,9 @@ type run struct {
 	// turns[i] is closed once input i (in conversion order) is finished:
 	// upsert commits must follow the changelog's order.
 	turns []chan struct{}
-	ctx   context.Context
+	// ups holds the upsert inputs waiting for their group's commit.
+	ups *upsertGroup
+	ctx context.Context
 }
 
 // tableSamples is how many messages of each chunk are sampled for their
@@ -115,6 +117,8 @@ type fileRun struct {
 	// lakeOuts are the input's Iceberg data files, by table (0: the one
 	// table of a conversion with a schema).
 	lakeOuts map[int]*lakeOut
+	// turnGiven: its upsert turn was passed on (the next input may finish).
+	turnGiven bool
 	// hive are the input's partitioned Parquet outputs, by the placeholder
 	// in outputs that their files replace once closed.
 	hive map[string]*hiveOut

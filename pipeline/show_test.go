@@ -108,6 +108,11 @@ func TestShowFiles(t *testing.T) {
 	if err := os.WriteFile(paths[0], whole, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The upsert table in two runs: the second deletes rows of the first's
+	// data file.
+	if _, err := Run(context.Background(), Config{Options: opts, Workers: 2, OutDir: up, To: ToIceberg, TableMode: lake.ModeUpsert}, paths[1:2]); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []Config{{OutDir: wh, To: ToIceberg}, {OutDir: pq, To: ToParquet}, {OutDir: up, To: ToIceberg, TableMode: lake.ModeUpsert}} {
 		c.Options, c.Workers = opts, 2
 		if _, err := Run(context.Background(), c, paths); err != nil {

@@ -595,6 +595,20 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	} else if o.mergeUpdates || o.envelope {
 		return cfg, nil, usagef("--merge-updates and --envelope apply only when re-encoding (--to FORMAT)")
 	}
+	// Iceberg table properties of the tables --to iceberg makes.
+	var tableProps map[string]string
+	for k := range foreignKeys {
+		if isTableProperty(k) {
+			if to != pipeline.ToIceberg {
+				return cfg, nil, usagef("option %s is an Iceberg table property: it applies only with --to iceberg", k)
+			}
+			if tableProps == nil {
+				tableProps = map[string]string{}
+			}
+			tableProps[k] = kv[k]
+			delete(foreignKeys, k)
+		}
+	}
 	if len(foreignKeys) > 0 {
 		var keys []string
 		for k := range foreignKeys {
@@ -695,7 +709,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 			return cfg, nil, usagef("--catalog: a password in the URI ends up in shell history and process lists: drop it and set PGPASSWORD, or put it in ~/.pgpass")
 		}
 	}
-	cfg.Catalog, cfg.TableMode = o.catalog, o.tableMode
+	cfg.Catalog, cfg.TableMode, cfg.TableProperties = o.catalog, o.tableMode, tableProps
 	if o.noLineage && !routed {
 		return cfg, nil, usagef("--no-lineage applies without a schema; a schema has exactly its columns (declare METADATA FROM 'file.line' or 'source-position' to get them)")
 	}
@@ -985,4 +999,10 @@ func writeReport(path string, rep report) error {
 		return fmt.Errorf("--report %s: %w", path, err)
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// isTableProperty reports whether an --option key is an Iceberg table
+// property (for the tables --to iceberg makes) rather than a format's.
+func isTableProperty(k string) bool {
+	return k == "format-version" || strings.HasPrefix(k, "write.") || strings.HasPrefix(k, "history.") || strings.HasPrefix(k, "commit.")
 }
