@@ -911,3 +911,144 @@ func TestUpsertGroupCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestUpsertOverEqualityDeletes: a format-2 upsert table with an
+// equality-delete file (as cdcetl wrote them before, and other writers
+// do) keeps its deletes under later loads, which delete by position: the
+// keys the equality deletes removed stay removed unless a later input
+// brings them back, and no key is there twice.
+func TestUpsertOverEqualityDeletes(t *testing.T) {
+	in := t.TempDir()
+	paths := upsertArchive(t, in, 6, 300)
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	pq, wh := t.TempDir(), t.TempDir()
+	cfg := Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2, TableProperties: map[string]string{"format-version": "2"}}
+	if _, err := Run(context.Background(), cfg, paths[:5]); err != nil {
+		t.Fatal(err)
+	}
+	// An equality delete of up to 30 keys of shop.t0 the later inputs
+	// leave alone, and of 10 they touch.
+	later := t.TempDir()
+	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: later, Workers: 2}, paths[5:]); err != nil {
+		t.Fatal(err)
+	}
+	touched := touchedKeys(t, filepath.Join(later, "shop", "t0"))
+	var doomed []int
+	gone := map[int]bool{}
+	_, rows0 := scanTable(t, loadTable(t, wh, "", "shop", "t0"))
+	for _, r := range rows0 {
+		var k int
+		fmt.Sscanf(r[strings.Index(r, "id="):], "id=%d|", &k)
+		if n := len(doomed); touched[fmt.Sprintf("id=%d|", k)] && n < 40 || !touched[fmt.Sprintf("id=%d|", k)] && len(gone) < 30 {
+			doomed = append(doomed, k)
+			if !touched[fmt.Sprintf("id=%d|", k)] {
+				gone[k] = true
+			}
+		}
+	}
+	l, err := lake.Open(context.Background(), wh, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{"shop", "t0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fld, _ := tbl.Schema().FindFieldByName("id")
+	var typ arrow.DataType = arrow.PrimitiveTypes.Int64
+	if fld.Type.Equals(iceberg.PrimitiveTypes.Int32) {
+		typ = arrow.PrimitiveTypes.Int32
+	}
+	md := arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(fld.ID)})
+	sch := arrow.NewSchema([]arrow.Field{{Name: "id", Type: typ, Metadata: md}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	for _, k := range doomed {
+		if typ == arrow.PrimitiveTypes.Int32 {
+			b.Field(0).(*array.Int32Builder).Append(int32(k))
+		} else {
+			b.Field(0).(*array.Int64Builder).Append(int64(k))
+		}
+	}
+	rec := b.NewRecordBatch()
+	eqPath := filepath.Join(wh, "shop", "t0", lake.DeletesDir, "legacy.eq-deletes.parquet")
+	os.MkdirAll(filepath.Dir(eqPath), 0o755)
+	f, err := os.Create(eqPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pqarrow.WriteTable(array.NewTableFromRecords(sch, []arrow.RecordBatch{rec}), f, 1024, nil, pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	st, _ := os.Stat(eqPath)
+	db, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentEqDeletes, lake.FileURL(eqPath), iceberg.ParquetFile, nil, nil, nil, int64(len(doomed)), st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.NewRowDelta(nil).AddDeletes(db.EqualityFieldIDs([]int{fld.ID}).Build()).Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := Run(context.Background(), cfg, paths); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, paths); err != nil {
+		t.Fatal(err)
+	}
+	tbl = loadTable(t, wh, "", "shop", "t0")
+	cols, got := scanTable(t, tbl)
+	want := replay(t, filepath.Join(pq, "shop", "t0"), []string{"id"}, cols)
+	// The keys the equality delete removed are gone, unless an input
+	// after it touched them.
+	var expect []string
+	for _, r := range want {
+		var k int
+		fmt.Sscanf(r[strings.Index(r, "id="):], "id=%d|", &k)
+		if gone[k] {
+			continue
+		}
+		expect = append(expect, r)
+	}
+	if len(expect) == len(want) {
+		t.Fatal("no key of the equality delete stayed deleted: the test did not test it")
+	}
+	if !slices.Equal(got, expect) {
+		t.Fatalf("the table has %d rows, want %d:\n%s", len(got), len(expect), firstDiff(got, expect))
+	}
+}
+
+// touchedKeys are the ids (as rowsOf writes them) of every row of the
+// Parquet outputs in dir, whatever their kind.
+func touchedKeys(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	out := map[string]bool{}
+	for _, p := range files {
+		rdr, err := file.OpenParquetFile(p, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := fr.ReadTable(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := array.NewTableReader(tb, 1<<20)
+		for tr.Next() {
+			for _, k := range rowsOf(t, tr.RecordBatch(), []string{"id"}) {
+				out[k] = true
+			}
+		}
+		tr.Release()
+		tb.Release()
+		rdr.Close()
+	}
+	return out
+}
