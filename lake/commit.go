@@ -53,6 +53,25 @@ func (in Input) ID() string { return in.Hash + ":" + strconv.FormatInt(in.Size, 
 
 // refresh reads the inputs recorded by snapshots not read yet.
 func (t *Table) refresh() {
+	record := func(in Input, run string) {
+		t.committed[in.ID()] = run
+		if in.Stem != "" {
+			if t.stems == nil {
+				t.stems = map[string]string{}
+			}
+			t.stems[in.Stem] = in.ID()
+		}
+	}
+	// Inputs of snapshots maintain expired (read before the snapshots':
+	// a later version of an input's stem wins).
+	if raw := t.tbl.Properties()[PropInputs]; raw != t.propSeen {
+		t.propSeen = raw
+		for _, in := range propInputs(raw) {
+			if _, ok := t.committed[in.ID()]; !ok {
+				record(in, "")
+			}
+		}
+	}
 	for _, s := range t.tbl.Metadata().Snapshots() {
 		if t.seen[s.SnapshotID] {
 			continue
@@ -61,23 +80,8 @@ func (t *Table) refresh() {
 		if s.Summary == nil {
 			continue
 		}
-		var ins []Input
-		var in Input
-		if raw, ok := s.Summary.Properties[SummaryInput]; ok && json.Unmarshal([]byte(raw), &in) == nil {
-			ins = append(ins, in)
-		}
-		var group []Input
-		if raw, ok := s.Summary.Properties[SummaryInputs]; ok && json.Unmarshal([]byte(raw), &group) == nil {
-			ins = append(ins, group...)
-		}
-		for _, in := range ins {
-			t.committed[in.ID()] = s.Summary.Properties[SummaryRun]
-			if in.Stem != "" {
-				if t.stems == nil {
-					t.stems = map[string]string{}
-				}
-				t.stems[in.Stem] = in.ID()
-			}
+		for _, in := range summaryInputs(s.Summary.Properties) {
+			record(in, s.Summary.Properties[SummaryRun])
 		}
 	}
 }

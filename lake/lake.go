@@ -266,6 +266,7 @@ type Table struct {
 	committed map[string]string // input identity → snapshot summary's run
 	stems     map[string]string // input stem → the identity of its latest version
 	seen      map[int64]bool
+	propSeen  string // the PropInputs read
 
 	// partOf holds the partition values of the partitioned data files
 	// written (path → field ID → value), for their commit.

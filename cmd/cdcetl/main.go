@@ -69,6 +69,8 @@ Usage:
   cdcetl inspect [flags] PATH...           formats, tables, inferred schemas
   cdcetl watch [flags] LANDING_DIR -o OUT  convert files as they land
   cdcetl show [flags] OUT TABLE            print a loaded table's rows
+  cdcetl maintain -o WAREHOUSE [flags]     compact Iceberg tables, expire
+                                           snapshots, remove orphan files
   cdcetl help [TOPIC]                      convert, watch, flags, options, metadata
   cdcetl version
 
@@ -109,6 +111,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runInspect(ctx, args[1:], stdout, stderr)
 	case "show":
 		err = runShow(ctx, args[1:], stdout, stderr)
+	case "maintain":
+		err = runMaintain(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		topic := ""
 		if len(args) > 1 {
@@ -128,7 +132,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	default:
-		err = usagef("unknown command %q%s; commands: convert, inspect, watch, show, help, version", args[0], didYouMean(args[0], []string{"convert", "inspect", "watch", "show", "help", "version"}))
+		err = usagef("unknown command %q%s; commands: convert, inspect, watch, show, maintain, help, version", args[0], didYouMean(args[0], []string{"convert", "inspect", "watch", "show", "maintain", "help", "version"}))
 	}
 	return exitCode(err, stderr)
 }

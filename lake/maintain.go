@@ -1,0 +1,338 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
+
+	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
+)
+
+// Maintenance (cdcetl maintain): compaction, snapshot expiry and the
+// removal of files no snapshot refers to, from iceberg-go's parts
+// (compaction's bin-pack planner, Table.RewriteDataFiles,
+// Transaction.ExpireSnapshots, Table.DeleteOrphanFiles). What cdcetl adds:
+// the inputs expired snapshots recorded are carried into a table property
+// (exactly-once outlives the snapshots), orphans are only ever data,
+// delete and manifest files (never a table directory's _schema.sql or
+// version-hint.text), and changelog tables are not rewritten (their data
+// files are named after their inputs: a grown input replaces its rows by
+// removing its files).
+
+// PropInputs is the table property that holds the inputs recorded by
+// snapshots that were expired (JSON array of Input).
+const PropInputs = "cdcetl.inputs"
+
+// DefaultOlderThan is how old a snapshot or an orphan file must be for
+// maintain to remove it: Iceberg's history.expire.max-snapshot-age-ms
+// default, 5 days.
+const DefaultOlderThan = 5 * 24 * time.Hour
+
+// MaintainOptions are what Maintain does.
+type MaintainOptions struct {
+	OlderThan time.Duration
+	// TargetFileSize is the size compaction packs data files to (0: the
+	// table's write.target-file-size-bytes, else Iceberg's 512 MiB).
+	TargetFileSize int64
+}
+
+// MaintainResult is what Maintain did to a table.
+type MaintainResult struct {
+	Table                               string `json:"table"`
+	DataFilesBefore, DataFilesAfter     int
+	DeleteFilesBefore, DeleteFilesAfter int
+	Rewritten                           int `json:"rewritten_files"`
+	SnapshotsBefore, SnapshotsAfter     int
+	OrphansRemoved                      int `json:"orphans_removed"`
+}
+
+// Tables lists the tables of the lake's catalog.
+func (l *Lake) Tables(ctx context.Context) ([]table.Identifier, error) {
+	var out []table.Identifier
+	nss, err := l.cat.ListNamespaces(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range nss {
+		for ident, err := range l.cat.ListTables(ctx, ns) {
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ident)
+		}
+	}
+	slices.SortFunc(out, func(a, b table.Identifier) int { return strings.Compare(strings.Join(a, "."), strings.Join(b, ".")) })
+	return out, nil
+}
+
+// Maintain compacts the table ident (upsert tables: data files rewritten
+// with their deletes applied, small ones bin-packed; the delete files
+// left with nothing to apply to removed), expires its snapshots older
+// than opts.OlderThan (the current one always stays) and removes the
+// files under it that no snapshot left refers to and that are older
+// than opts.OlderThan.
+func (l *Lake) Maintain(ctx context.Context, ident table.Identifier, opts MaintainOptions) (MaintainResult, error) {
+	res := MaintainResult{Table: strings.Join(ident, ".")}
+	tbl, err := l.cat.LoadTable(ctx, ident)
+	if err != nil {
+		return res, err
+	}
+	if err := lazysubstrait.Ensure(); err != nil {
+		return res, err
+	}
+	res.SnapshotsBefore = len(tbl.Metadata().Snapshots())
+	if res.DataFilesBefore, res.DeleteFilesBefore, err = countFiles(ctx, tbl); err != nil {
+		return res, err
+	}
+	if tbl.Properties()[PropMode] == ModeUpsert && tbl.CurrentSnapshot() != nil {
+		if tbl, res.Rewritten, err = compact(ctx, tbl, opts); err != nil {
+			return res, fmt.Errorf("%s: compacting: %w", res.Table, err)
+		}
+	}
+	if tbl, err = expire(ctx, tbl, opts.OlderThan); err != nil {
+		return res, fmt.Errorf("%s: expiring snapshots: %w", res.Table, err)
+	}
+	if res.OrphansRemoved, err = removeOrphans(ctx, tbl, opts.OlderThan); err != nil {
+		return res, fmt.Errorf("%s: removing files no snapshot refers to: %w", res.Table, err)
+	}
+	res.SnapshotsAfter = len(tbl.Metadata().Snapshots())
+	res.DataFilesAfter, res.DeleteFilesAfter, err = countFiles(ctx, tbl)
+	return res, err
+}
+
+// countFiles counts the data and delete files of the current snapshot.
+func countFiles(ctx context.Context, tbl *table.Table) (data, deletes int, err error) {
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return 0, 0, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	mfs, err := snap.Manifests(fs)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, m := range mfs {
+		es, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, e := range es {
+			if e.DataFile().ContentType() == iceberg.EntryContentData {
+				data++
+			} else {
+				deletes++
+			}
+		}
+	}
+	return data, deletes, nil
+}
+
+// compact rewrites the table's data files that have deletes, or are
+// small, bin-packed to the target size, in one atomic rewrite.
+func compact(ctx context.Context, tbl *table.Table, opts MaintainOptions) (*table.Table, int, error) {
+	target := opts.TargetFileSize
+	if target <= 0 {
+		target = tbl.Properties().GetInt64(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
+	}
+	cfg := compaction.DefaultConfig()
+	cfg.TargetFileSizeBytes, cfg.MinFileSizeBytes, cfg.MaxFileSizeBytes = target, target*3/4, target*9/5
+	// Any file with a delete is rewritten (one vector is enough to make a
+	// reader apply it), and two small files are worth packing.
+	cfg.MinInputFiles, cfg.DeleteFileThreshold = 2, 1
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	plan, err := cfg.PlanCompaction(tasks)
+	if err != nil {
+		return nil, 0, err
+	}
+	// A single file with deletes is a group of one: rewritten too.
+	var groups []table.CompactionTaskGroup
+	grouped := map[string]bool{}
+	for _, g := range plan.Groups {
+		groups = append(groups, table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes})
+		for _, t := range g.Tasks {
+			grouped[t.File.FilePath()] = true
+		}
+	}
+	for _, t := range tasks {
+		if !grouped[t.File.FilePath()] && len(t.DeleteFiles)+len(t.DeletionVectorFiles)+len(t.EqualityDeleteFiles) > 0 {
+			groups = append(groups, table.CompactionTaskGroup{PartitionKey: t.File.FilePath(), Tasks: []table.FileScanTask{t}, TotalSizeBytes: t.File.FileSizeBytes()})
+		}
+	}
+	if len(groups) == 0 {
+		return tbl, 0, nil
+	}
+	rewritten := map[string]struct{}{}
+	n := 0
+	for _, g := range groups {
+		for _, t := range g.Tasks {
+			rewritten[t.File.FilePath()] = struct{}{}
+			n++
+		}
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	meta := tbl.Metadata()
+	dead, err := compaction.CollectDeadEqualityDeletesWithSpecs(ctx, fs, meta, tbl.CurrentSnapshot(), rewritten)
+	if err != nil {
+		return nil, 0, err
+	}
+	deadPos, err := compaction.CollectDeadPositionDeletes(ctx, fs, tbl.CurrentSnapshot(), rewritten)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := tbl.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{
+		ExtraDeleteFilesToRemove: append(dead, deadPos...),
+		SnapshotProps:            iceberg.Properties{"cdcetl.maintain": "compaction"},
+		GroupOptions:             []table.CompactionGroupOption{table.WithCompactionTargetFileSize(target)},
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if r.Table != nil {
+		tbl = r.Table
+	}
+	return tbl, n, nil
+}
+
+// expire expires the snapshots older than olderThan but the current one,
+// first carrying the inputs they record into the table's PropInputs.
+func expire(ctx context.Context, tbl *table.Table, olderThan time.Duration) (*table.Table, error) {
+	snaps := tbl.Metadata().Snapshots()
+	cur := tbl.CurrentSnapshot()
+	if len(snaps) <= 1 || cur == nil {
+		return tbl, nil
+	}
+	// Every input a snapshot other than the current one records (those
+	// that stay too: recording one twice is harmless, and the property
+	// stays right whatever the expiry keeps).
+	seen := map[string]bool{}
+	var carried []Input
+	add := func(in Input) {
+		if !seen[in.ID()] {
+			seen[in.ID()] = true
+			in.Rows = nil
+			carried = append(carried, in)
+		}
+	}
+	for _, in := range propInputs(tbl.Properties()[PropInputs]) {
+		add(in)
+	}
+	for _, s := range snaps {
+		if s.SnapshotID == cur.SnapshotID || s.Summary == nil {
+			continue
+		}
+		for _, in := range summaryInputs(s.Summary.Properties) {
+			add(in)
+		}
+	}
+	tx := tbl.NewTransaction()
+	if len(carried) > 0 {
+		raw, err := json.Marshal(carried)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.SetProperties(iceberg.Properties{PropInputs: string(raw)}); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.ExpireSnapshots(table.WithOlderThan(olderThan), table.WithRetainLast(1)); err != nil {
+		return nil, err
+	}
+	return tx.Commit(ctx)
+}
+
+// summaryInputs are the inputs a snapshot summary records.
+func summaryInputs(p iceberg.Properties) []Input {
+	var ins []Input
+	var in Input
+	if raw, ok := p[SummaryInput]; ok && json.Unmarshal([]byte(raw), &in) == nil {
+		ins = append(ins, in)
+	}
+	var group []Input
+	if raw, ok := p[SummaryInputs]; ok && json.Unmarshal([]byte(raw), &group) == nil {
+		ins = append(ins, group...)
+	}
+	return ins
+}
+
+// propInputs are the inputs of the PropInputs property.
+func propInputs(raw string) []Input {
+	var ins []Input
+	if raw != "" {
+		json.Unmarshal([]byte(raw), &ins)
+	}
+	return ins
+}
+
+// removeOrphans removes the data, delete and manifest files under the
+// table that no snapshot refers to and that are older than olderThan.
+func removeOrphans(ctx context.Context, tbl *table.Table, olderThan time.Duration) (int, error) {
+	plan, err := tbl.DeleteOrphanFiles(ctx, table.WithFilesOlderThan(olderThan), table.WithDryRun(true))
+	if err != nil {
+		return 0, err
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return 0, err
+	}
+	base := strings.TrimSuffix(tbl.Location(), "/") + "/"
+	local := ""
+	if p, err := PathOf(base); err == nil && p != base {
+		local = strings.TrimSuffix(p, "/") + "/" // iceberg-go lists local files by path
+	}
+	n := 0
+	for _, loc := range plan.OrphanFileLocations {
+		rel, ok := strings.CutPrefix(loc, base)
+		if !ok && local != "" {
+			if rel, ok = strings.CutPrefix(loc, local); ok {
+				loc = FileURL(loc)
+			}
+		}
+		if !ok {
+			continue
+		}
+		switch {
+		case (strings.HasPrefix(rel, "data/") || strings.HasPrefix(rel, DeletesDir+"/")) && (strings.HasSuffix(rel, ".parquet") || strings.HasSuffix(rel, ".puffin")):
+		case strings.HasPrefix(rel, "metadata/") && strings.HasSuffix(rel, ".avro"):
+		default:
+			continue // not a file of the table's snapshots
+		}
+		if err := removeLoc(fs, loc); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// removeLoc removes a file of a table, local or in a bucket.
+func removeLoc(fs iceio.IO, loc string) error {
+	if strings.HasPrefix(loc, "file:") {
+		p, err := PathOf(loc)
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	return fs.Remove(loc)
+}
