@@ -47,12 +47,15 @@ type MaintainOptions struct {
 
 // MaintainResult is what Maintain did to a table.
 type MaintainResult struct {
-	Table                               string `json:"table"`
-	DataFilesBefore, DataFilesAfter     int
-	DeleteFilesBefore, DeleteFilesAfter int
-	Rewritten                           int `json:"rewritten_files"`
-	SnapshotsBefore, SnapshotsAfter     int
-	OrphansRemoved                      int `json:"orphans_removed"`
+	Table             string `json:"table"`
+	DataFilesBefore   int    `json:"data_files_before"`
+	DataFilesAfter    int    `json:"data_files_after"`
+	DeleteFilesBefore int    `json:"delete_files_before"`
+	DeleteFilesAfter  int    `json:"delete_files_after"`
+	Rewritten         int    `json:"rewritten_files"`
+	SnapshotsBefore   int    `json:"snapshots_before"`
+	SnapshotsAfter    int    `json:"snapshots_after"`
+	OrphansRemoved    int    `json:"orphans_removed"`
 }
 
 // Tables lists the tables of the lake's catalog.
@@ -335,4 +338,42 @@ func removeLoc(fs iceio.IO, loc string) error {
 		return nil
 	}
 	return fs.Remove(loc)
+}
+
+// Thresholds of the compaction a load runs on the upsert tables it
+// loaded (table properties, with these defaults): more data files than
+// PropMaxDataFiles, or more delete files than PropMaxDeleteFiles.
+const (
+	PropMaxDataFiles   = "cdcetl.maintain.max-data-files"
+	PropMaxDeleteFiles = "cdcetl.maintain.max-delete-files"
+
+	DefaultMaxDataFiles   = 32
+	DefaultMaxDeleteFiles = 32
+)
+
+// NeedsMaintenance reports whether the table's current snapshot passes
+// its compaction thresholds.
+func (l *Lake) NeedsMaintenance(ctx context.Context, ident table.Identifier) (bool, error) {
+	tbl, err := l.cat.LoadTable(ctx, ident)
+	if err != nil {
+		return false, err
+	}
+	data, dels, err := countFiles(ctx, tbl)
+	if err != nil {
+		return false, err
+	}
+	p := tbl.Properties()
+	return data > p.GetInt(PropMaxDataFiles, DefaultMaxDataFiles) || dels > p.GetInt(PropMaxDeleteFiles, DefaultMaxDeleteFiles), nil
+}
+
+// Loaded lists the tables this lake opened for writing, in name order.
+func (l *Lake) Loaded() []table.Identifier {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []table.Identifier
+	for _, t := range l.tables {
+		out = append(out, t.ident)
+	}
+	slices.SortFunc(out, func(a, b table.Identifier) int { return strings.Compare(strings.Join(a, "."), strings.Join(b, ".")) })
+	return out
 }

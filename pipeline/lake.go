@@ -543,3 +543,27 @@ func recoverLake(ctx context.Context, dir, pending string, j *Journal, l *lake.L
 	}
 	return nil
 }
+
+// maintainLakes compacts the upsert tables this run loaded whose files
+// pass their thresholds (lake.NeedsMaintenance), so a table loaded every
+// night needs no scheduler. Snapshots and orphans older than the
+// default age go too.
+func (r *run) maintainLakes(ctx context.Context) error {
+	for _, id := range r.lake.Loaded() {
+		need, err := r.lake.NeedsMaintenance(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !need {
+			continue
+		}
+		res, err := r.lake.Maintain(ctx, id, lake.MaintainOptions{OlderThan: lake.DefaultOlderThan})
+		if err != nil {
+			return fmt.Errorf("maintaining after the load (the load is committed; --no-maintain skips this): %w", err)
+		}
+		r.mu.Lock()
+		r.total.Maintained = append(r.total.Maintained, res)
+		r.mu.Unlock()
+	}
+	return nil
+}

@@ -1052,3 +1052,58 @@ func touchedKeys(t *testing.T, dir string) map[string]bool {
 	}
 	return out
 }
+
+// TestUpsertNightlyStaysCompact loads an upsert table in 30 nightly runs
+// of one input each, with compaction thresholds of 6 files: after every
+// run the table holds at most 7 data files and 7 delete files (the loads
+// compact it on their own) and equals the changelog replayed per key;
+// with --no-maintain the files pile up.
+func TestUpsertNightlyStaysCompact(t *testing.T) {
+	in := t.TempDir()
+	paths := upsertArchive(t, in, 18, 120)
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	pq, wh, raw := t.TempDir(), t.TempDir(), t.TempDir()
+	props := map[string]string{lake.PropMaxDataFiles: "6", lake.PropMaxDeleteFiles: "6"}
+	compacted := 0
+	for n, p := range paths {
+		st, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2, TableProperties: props}, []string{p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compacted += len(st.Maintained)
+		if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: raw, Workers: 2, TableProperties: props, NoMaintain: true}, []string{p}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, []string{p}); err != nil {
+			t.Fatal(err)
+		}
+		if n%5 != 4 && n != len(paths)-1 {
+			continue
+		}
+		for _, name := range []string{"t0", "t1"} {
+			tbl := loadTable(t, wh, "", "shop", name)
+			cols, got := scanTable(t, tbl)
+			want := replay(t, filepath.Join(pq, "shop", name), []string{"id"}, cols)
+			if !slices.Equal(got, want) {
+				t.Fatalf("night %d, shop.%s: the table has %d rows, the replayed changelog %d:\n%s", n, name, len(got), len(want), firstDiff(got, want))
+			}
+			tasks, err := tbl.Scan().PlanFiles(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			dels := 0
+			for _, task := range tasks {
+				dels += len(task.DeletionVectorFiles) + len(task.DeleteFiles)
+			}
+			if len(tasks) > 7 || dels > 7 {
+				t.Fatalf("night %d, shop.%s: %d data files, %d delete-file references", n, name, len(tasks), dels)
+			}
+		}
+	}
+	if compacted == 0 {
+		t.Error("no load compacted its tables")
+	}
+	if tasks, err := loadTable(t, raw, "", "shop", "t0").Scan().PlanFiles(context.Background()); err != nil || len(tasks) < 14 {
+		t.Errorf("--no-maintain: %d data files (%v): the loads compacted anyway", len(tasks), err)
+	}
+}

@@ -115,6 +115,9 @@ type Config struct {
 	// makes (--option format-version=2, write.target-file-size-bytes=N,
 	// ...), over cdcetl's defaults.
 	TableProperties map[string]string
+	// NoMaintain: upsert tables are not compacted after the run's
+	// commits, whatever their thresholds (lake.NeedsMaintenance).
+	NoMaintain bool
 	// OutDir receives one output per input file; empty means Stdout
 	// (print and re-encoding only).
 	OutDir string
@@ -366,6 +369,9 @@ type Stats struct {
 	// rerun commits nothing twice).
 	Committed int `json:"iceberg_committed,omitempty"`
 	Held      int `json:"iceberg_already_held,omitempty"`
+	// Maintained are the upsert tables the run compacted after its
+	// commits (their files passed the thresholds).
+	Maintained []lake.MaintainResult `json:"maintained,omitempty"`
 	// Materialized are the current-state snapshots made (--materialize).
 	Materialized []MaterializedTable `json:"materialized,omitempty"`
 	// SchemaChanges are the drifts of inferred schemas (routed): added
@@ -863,6 +869,9 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	}
 	if err == nil && cfg.Materialize && r.journal != nil {
 		err = r.materializeTables(outer)
+	}
+	if err == nil && r.lake != nil && cfg.TableMode == lake.ModeUpsert && !cfg.NoMaintain && r.total.Committed > 0 {
+		err = r.maintainLakes(outer)
 	}
 	if err == nil && len(r.failed)+len(r.undisposed) > 0 {
 		var errs []error

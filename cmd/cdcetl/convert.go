@@ -55,7 +55,7 @@ type convertOpts struct {
 	includeTable, excludeTable, ddlDir         string
 	catalog, table, tableMode, partitionBy     string
 	dedup                                      bool
-	noLineage, materialize                     bool
+	noLineage, materialize, noMaintain         bool
 	shard                                      string
 	bucketTimeout                              time.Duration
 	bucketAttempts                             int
@@ -77,6 +77,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.Var(&o.options, "option", "format option KEY=VALUE, keys as in Flink DDL (repeatable); --KEY=VALUE works too")
 	fs.StringVar(&o.to, "to", "", "output: print (default without -o), parquet (default with -o), iceberg (tables in the warehouse -o DIR), or a format to re-encode to: "+strings.Join(decode.FormatNames(), ", "))
 	fs.StringVar(&o.catalog, "catalog", "", "iceberg: the catalog, sqlite:PATH (default: the embedded one, DIR/_catalog.db), postgres://USER@HOST:PORT/DB (password in PGPASSWORD or ~/.pgpass) or rest+https://HOST/PATH")
+	fs.BoolVar(&o.noMaintain, "no-maintain", false, "--to iceberg --table-mode upsert: do not compact the tables after the load when their files pass the thresholds (table properties cdcetl.maintain.max-data-files, cdcetl.maintain.max-delete-files; default 32 each)")
 	fs.BoolVar(&o.noLineage, "no-lineage", false, "without a schema: leave out the lineage columns _file, _line and _source_pos (with a schema, declare the metadata keys file.path, file.line, source-position instead)")
 	fs.StringVar(&o.partitionBy, "partition-by", "", "the partition spec, Iceberg transforms of columns: \"day(_event_ts), bucket(16, id)\" (COLUMN, identity|year|month|day|hour(COLUMN), bucket(N, COLUMN), truncate(N, COLUMN)); iceberg: the tables' spec; parquet: Hive-style directories (a DDL's PARTITIONED BY gives identity fields)")
 	fs.BoolVar(&o.materialize, "materialize", false, "parquet: also keep each table's current state (the last image per primary key, deletes removed) in OUT/_current/<ns>/<table>/ (beside the changelogs), updated by every run (with a schema, --table NAMESPACE.NAME names the table)")
@@ -324,6 +325,9 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 		fmt.Fprintf(stderr, "; iceberg: %d parts committed (an input's rows of one table)", st.Committed)
 		if st.Held > 0 {
 			fmt.Fprintf(stderr, ", %d already in their tables", st.Held)
+		}
+		for _, m := range st.Maintained {
+			fmt.Fprintf(stderr, "; compacted %s: %d data files -> %d, %d delete files -> %d", m.Table, m.DataFilesBefore, m.DataFilesAfter, m.DeleteFilesBefore, m.DeleteFilesAfter)
 		}
 	}
 	if st.ZeroDates > 0 {
@@ -714,6 +718,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		return cfg, nil, usagef("--no-lineage applies without a schema; a schema has exactly its columns (declare METADATA FROM 'file.line' or 'source-position' to get them)")
 	}
 	cfg.NoLineage = o.noLineage
+	cfg.NoMaintain = o.noMaintain
 	if o.dedup && !o.materialize {
 		return cfg, nil, usagef("--dedup applies to --materialize: a snapshot keeps one copy of an event delivered twice; a changelog keeps every message as it came (Flink's cdc-events-duplicate, too, needs a stateful step)")
 	}
@@ -1004,5 +1009,5 @@ func writeReport(path string, rep report) error {
 // isTableProperty reports whether an --option key is an Iceberg table
 // property (for the tables --to iceberg makes) rather than a format's.
 func isTableProperty(k string) bool {
-	return k == "format-version" || strings.HasPrefix(k, "write.") || strings.HasPrefix(k, "history.") || strings.HasPrefix(k, "commit.")
+	return k == "format-version" || strings.HasPrefix(k, "write.") || strings.HasPrefix(k, "history.") || strings.HasPrefix(k, "commit.") || strings.HasPrefix(k, "cdcetl.maintain.")
 }
