@@ -341,32 +341,22 @@ func readLive(ctx context.Context, path string, del []int64, sch *arrow.Schema, 
 		return err
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 8192}, mem)
-	if err != nil {
-		return err
-	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer rr.Release()
 	var base int64
-	for rr.Next() {
-		b, err := conformTo(ctx, rr.RecordBatch(), sch, mem)
+	return eachBatch(ctx, pf, nil, 8192, func(rec arrow.RecordBatch) error {
+		b, err := conformTo(ctx, rec, sch, mem)
 		if err != nil {
 			return err
 		}
 		n := b.NumRows()
+		defer func() { base += n }()
 		lo, _ := slices.BinarySearch(del, base)
 		hi, _ := slices.BinarySearch(del, base+n)
-		var keep arrow.RecordBatch
+		keep := b
 		switch {
 		case lo == hi:
-			keep = b
 		case hi-lo == int(n):
 			b.Release()
-			base += n
-			continue
+			return nil
 		default:
 			ib := array.NewInt64Builder(mem)
 			j := lo
@@ -386,12 +376,27 @@ func readLive(ctx context.Context, path string, del []int64, sch *arrow.Schema, 
 				return err
 			}
 		}
-		err = fn(keep)
-		keep.Release()
-		if err != nil {
+		defer keep.Release()
+		return fn(keep)
+	})
+}
+
+// eachBatch reads the columns cols (nil: all) of a Parquet file in record
+// batches of up to batch rows, passing each to fn (which must not keep it).
+func eachBatch(ctx context.Context, pf *file.Reader, cols []int, batch int64, fn func(arrow.RecordBatch) error) error {
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	rr, err := fr.GetRecordReader(ctx, cols, nil)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		if err := fn(rr.RecordBatch()); err != nil {
 			return err
 		}
-		base += n
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -521,14 +526,12 @@ func readKeys(ctx context.Context, fs iceio.IO, loc string, names []string, type
 			return fmt.Errorf("it has no column %s", n)
 		}
 	}
-	mem := memory.DefaultAllocator
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, mem)
+	// Leaf column indices to the schema's top-level fields (keys are
+	// top-level primitives: each is its own leaf).
+	sm, err := pqarrow.NewSchemaManifest(pf.MetaData().Schema, pf.MetaData().KeyValueMetadata(), nil)
 	if err != nil {
 		return err
 	}
-	// Leaf column indices to the schema's top-level fields (keys are
-	// top-level primitives: each is its own leaf).
-	sm := fr.Manifest
 	fields := make([]int, len(idx))
 	for j, ci := range idx {
 		fields[j] = -1
@@ -541,17 +544,11 @@ func readKeys(ctx context.Context, fs iceio.IO, loc string, names []string, type
 			return fmt.Errorf("column %s is not a top-level column", names[j])
 		}
 	}
-	rr, err := fr.GetRecordReader(ctx, fields, nil)
-	if err != nil {
-		return err
-	}
-	defer rr.Release()
 	var base int64
 	cols := make([]arrow.Array, len(names))
-	for rr.Next() {
-		rec := rr.RecordBatch()
+	return eachBatch(ctx, pf, fields, 64<<10, func(rec arrow.RecordBatch) error {
 		for j := range names {
-			c, err := castTo(ctx, rec.Column(j), types[j], mem)
+			c, err := castTo(ctx, rec.Column(j), types[j], memory.DefaultAllocator)
 			if err != nil {
 				return err
 			}
@@ -562,11 +559,8 @@ func readKeys(ctx context.Context, fs iceio.IO, loc string, names []string, type
 			c.Release()
 		}
 		base += rec.NumRows()
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+		return nil
+	})
 }
 
 // fileScopedDeletes reads the positions a v2 table's file-scoped position
@@ -607,28 +601,15 @@ func readPositions(ctx context.Context, fs iceio.IO, loc string, fn func(*array.
 		return err
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		return err
-	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer rr.Release()
-	for rr.Next() {
-		rec := rr.RecordBatch()
+	return eachBatch(ctx, pf, nil, 64<<10, func(rec arrow.RecordBatch) error {
 		paths, ok1 := rec.Column(0).(*array.String)
 		pos, ok2 := rec.Column(1).(*array.Int64)
 		if !ok1 || !ok2 {
 			return fmt.Errorf("not a position-delete file (columns %s)", rec.Schema())
 		}
 		fn(paths, pos)
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+		return nil
+	})
 }
 
 // deletesName is the local path of a delete file the group writes: below
@@ -650,7 +631,6 @@ func (t *Table) deletesName(dataLoc, stem, run, kind string) string {
 // for a warehouse in a bucket).
 type localWrites struct {
 	iceio.WriteFileIO
-	t     *Table
 	local string
 }
 
@@ -687,7 +667,7 @@ func (t *Table) writeDVs(ctx context.Context, rd *table.RowDelta, olds []*oldFil
 	}
 	meta := t.tbl.Metadata()
 	local := t.deletesName("", stem, run, "dv.puffin")
-	w := dv.NewDVWriter(localWrites{WriteFileIO: wfs, t: t, local: local}, func(id int32) *iceberg.PartitionSpec { return meta.PartitionSpecByID(int(id)) })
+	w := dv.NewDVWriter(localWrites{WriteFileIO: wfs, local: local}, func(id int32) *iceberg.PartitionSpec { return meta.PartitionSpecByID(int(id)) })
 	any := false
 	var removed []iceberg.DataFile
 	for _, o := range olds {

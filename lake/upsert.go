@@ -63,7 +63,6 @@ type Delta struct {
 	keyNames  []string
 	keyIDs    []int
 	unchanged int // record column of _unchanged, or -1
-	opts      writer.ParquetOptions
 
 	last       map[string]int64 // key → position of its live image in this file, -1: deleted
 	pos        int64
@@ -91,7 +90,6 @@ type Delta struct {
 	merged     int64
 	unresolved int64
 
-	keySch *arrowconv.Schema
 	closed bool
 
 	// The range of a single-column key of integers or strings (the
@@ -108,7 +106,7 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 	if len(s.PrimaryKey) == 0 {
 		return nil, fmt.Errorf("iceberg table %s: --table-mode upsert needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a --ddl-dir DDL that has one, or use --table-mode changelog)", t.Name())
 	}
-	d := &Delta{t: t, data: w, dataPath: dataPath, unchanged: -1, lineCol: -1, last: map[string]int64{}, keySch: &arrowconv.Schema{},
+	d := &Delta{t: t, data: w, dataPath: dataPath, unchanged: -1, lineCol: -1, last: map[string]int64{},
 		unchPend: map[string]int64{}, schema: s, dataOpts: opts}
 	for _, k := range s.PrimaryKey {
 		i := slices.IndexFunc(s.Columns, func(c arrowconv.Field) bool { return c.Name == k })
@@ -121,7 +119,6 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 		}
 		d.keyCols = append(d.keyCols, i+1)
 		d.keyNames = append(d.keyNames, k)
-		d.keySch.Columns = append(d.keySch.Columns, s.Columns[i])
 	}
 	for i, c := range s.Columns {
 		if c.Name == "_unchanged" && c.Type.Kind == arrowconv.Array {
@@ -131,7 +128,6 @@ func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, 
 			d.lineCol = i + 1
 		}
 	}
-	d.opts = writer.ParquetOptions{Compression: opts.Compression, CreatedBy: opts.CreatedBy, Iceberg: true, NoRowKind: true, Concurrency: 1, PageBytes: 64 << 10}
 	return d, nil
 }
 
