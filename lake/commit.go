@@ -10,10 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -101,240 +99,32 @@ func (t *Table) Committed(ctx context.Context, in Input) (bool, error) {
 // maxAttempts bounds the retries of a commit that met a concurrent one.
 const maxAttempts = 20
 
-// Group commits: inputs of a changelog table that finish within
-// groupWindow of each other (at most groupMax) are committed as one
-// snapshot, which lists them all. Every commit rewrites the table's
-// metadata, which grows with its snapshots: one commit per small input
-// would make a load of many files slow, and the metadata large.
-const (
-	groupWindow = 50 * time.Millisecond
-	groupMax    = 256
-)
-
-// queued is an input waiting for its group commit.
-type queued struct {
-	files []string
-	in    Input
-	done  chan commitResult
-}
-
-type commitResult struct {
-	committed bool
-	err       error
-}
-
-// Commit appends the data files (absolute paths, in the table's data
-// directory) in a snapshot recording in, unless the table already holds
-// in: then the files are removed, and Commit reports false. rows (JSON)
-// goes into the summary for people. Inputs committed at about the same
-// time share a snapshot.
-func (t *Table) Commit(ctx context.Context, files []string, in Input, run string, rows string) (bool, error) {
-	return t.CommitAsync(ctx, files, in, run, rows)()
-}
-
-// CommitAsync is Commit in two steps: the files join the table's next
-// group commit now, and the function returned waits for it. An input of
-// many tables enqueues them all before waiting, so their group windows
-// pass together rather than one after another.
-func (t *Table) CommitAsync(ctx context.Context, files []string, in Input, run string, rows string) func() (bool, error) {
-	if rows != "" {
-		in.Rows = json.RawMessage(rows)
-	}
-	q := &queued{files: files, in: in, done: make(chan commitResult, 1)}
-	t.qmu.Lock()
-	t.queue = append(t.queue, q)
-	lead := !t.leading
-	t.leading = true
-	if len(t.queue) >= groupMax {
-		select {
-		case t.full <- struct{}{}:
-		default:
-		}
-	}
-	t.qmu.Unlock()
-	if lead {
-		go t.lead(context.WithoutCancel(ctx), run)
-	}
-	return func() (bool, error) {
-		select {
-		case r := <-q.done:
-			return r.committed, r.err
-		case <-ctx.Done():
-			return false, ctx.Err()
-		}
-	}
-}
-
-// lead commits the queue in groups until it is empty.
-func (t *Table) lead(ctx context.Context, run string) {
-	for {
-		select {
-		case <-time.After(groupWindow):
-		case <-t.full:
-		}
-		t.qmu.Lock()
-		n := min(len(t.queue), groupMax)
-		group := t.queue[:n:n]
-		t.queue = t.queue[n:]
-		t.qmu.Unlock()
-		if len(group) > 0 {
-			t.commitGroup(ctx, group, run)
-		}
-		t.qmu.Lock()
-		if len(t.queue) == 0 {
-			t.leading = false
-			t.qmu.Unlock()
-			return
-		}
-		t.qmu.Unlock()
-	}
-}
-
-// commitGroup commits the inputs of group the table does not hold yet as
-// one append, and tells each what became of it.
-func (t *Table) commitGroup(ctx context.Context, group []*queued, run string) {
-	var todo []*queued
-	var files []string
-	var replace map[string]bool // stems of inputs committed before in another version
-	ok, err := t.commitWith(ctx, func() (iceberg.Properties, bool, error) {
-		todo, files, replace = todo[:0], files[:0], nil
-		var ins []Input
-		for _, q := range group {
-			if _, held := t.committed[q.in.ID()]; held {
-				continue
-			}
-			todo = append(todo, q)
-			files = append(files, q.files...)
-			ins = append(ins, q.in)
-			if id, ok := t.stems[q.in.Stem]; ok && q.in.Stem != "" && id != q.in.ID() {
-				if replace == nil {
-					replace = map[string]bool{}
-				}
-				replace[q.in.Stem] = true
-			}
-		}
-		if len(todo) == 0 {
-			return nil, false, nil
-		}
-		raw, _ := json.Marshal(ins)
-		return iceberg.Properties{SummaryInputs: string(raw), SummaryRun: run}, true, nil
-	}, func(tx *table.Transaction, props iceberg.Properties) error {
-		dfs := make([]iceberg.DataFile, 0, len(files))
-		for _, f := range files {
-			df, err := t.dataFile(ctx, f)
-			if err != nil {
-				return err
-			}
-			dfs = append(dfs, df)
-		}
-		if len(replace) > 0 {
-			// An input converted again (grown, rewritten) replaces the
-			// rows its earlier version committed, as its Parquet outputs
-			// are replaced: one overwrite removes their data files.
-			old, err := t.liveFilesOf(ctx, replace)
-			if err != nil {
-				return err
-			}
-			if len(old) > 0 {
-				return tx.ReplaceDataFilesWithDataFiles(ctx, old, dfs, props)
-			}
-		}
-		// A row delta of data files only is a fast append; AddDataFiles
-		// would read every manifest of the table for duplicates, which
-		// cannot happen here (a run's files are named after it).
-		return tx.NewRowDelta(props).AddRows(dfs...).Commit(ctx)
-	})
-	for _, q := range group {
-		switch {
-		case err != nil:
-			q.done <- commitResult{err: fmt.Errorf("iceberg table %s: committing %s: %w", t.Name(), q.in.Path, err)}
-		case ok && slices.Contains(todo, q):
-			q.done <- commitResult{committed: true}
-		default:
-			q.done <- commitResult{err: removeAll(q.files)} // the table holds it already
-		}
-	}
-}
-
 // runSuffix ends a data file's name: "-<run>[.<kind>].parquet", the run
 // as newRunID makes it (time, then eight hex digits).
 var runSuffix = regexp.MustCompile(`-[0-9]{8}T[0-9]{6}-[0-9a-f]{8}(\.[a-z-]+)?\.parquet$`)
 
-// stemOfFile is the input stem a data file of the table is named after
-// ("" for a file cdcetl did not name).
-func (t *Table) stemOfFile(loc string) string {
-	rel, ok := strings.CutPrefix(loc, strings.TrimSuffix(t.tbl.Location(), "/")+"/data/")
+// stemOfLoc is the input stem a data file at loc, below the table at
+// tableLoc, is named after, below its nParts partition directories (""
+// for a file cdcetl did not name after one input: packed files, and
+// those of other writers).
+func stemOfLoc(tableLoc, loc string, nParts int) string {
+	rel, ok := strings.CutPrefix(loc, strings.TrimSuffix(tableLoc, "/")+"/data/")
 	if !ok {
 		return ""
 	}
-	m := runSuffix.FindStringIndex(rel)
-	if m == nil {
-		return ""
+	m := runSuffix.FindStringSubmatchIndex(rel)
+	if m == nil || m[2] >= 0 {
+		return "" // a packed file (or not a data file)
 	}
-	return rel[:m[0]] // partition directories, then the stem
-}
-
-// liveFilesOf lists the data files of the table's current snapshot that
-// inputs of the given stems wrote (below partition directories or not).
-func (t *Table) liveFilesOf(ctx context.Context, stems map[string]bool) ([]iceberg.DataFile, error) {
-	snap := t.tbl.CurrentSnapshot()
-	if snap == nil {
-		return nil, nil
+	prefix := rel[:m[0]]
+	for range nParts {
+		i := strings.IndexByte(prefix, '/')
+		if i < 0 {
+			return ""
+		}
+		prefix = prefix[i+1:]
 	}
-	fs, err := t.tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	mfs, err := snap.Manifests(fs)
-	if err != nil {
-		return nil, err
-	}
-	var out []iceberg.DataFile
-	for _, m := range mfs {
-		if m.ManifestContent() != iceberg.ManifestContentData {
-			continue
-		}
-		es, err := m.FetchEntries(fs, true)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range es {
-			df := e.DataFile()
-			if s := t.stemOfFile(df.FilePath()); s != "" && ownStem(s, stems) {
-				out = append(out, df)
-			}
-		}
-	}
-	return out, nil
-}
-
-// ownStem reports whether a file's name prefix (partition directories,
-// then its stem) is one of stems: the stem whole, or after directories
-// that are all partition values ("name=value").
-func ownStem(prefix string, stems map[string]bool) bool {
-	if stems[prefix] {
-		return true
-	}
-	for i := 0; i < len(prefix); i++ {
-		if prefix[i] != '/' {
-			continue
-		}
-		dir := prefix[:i]
-		if !stems[prefix[i+1:]] {
-			continue
-		}
-		all := true
-		for _, seg := range strings.Split(dir, "/") {
-			if !strings.Contains(seg, "=") {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
-		}
-	}
-	return false
+	return prefix
 }
 
 // commit runs stage in a transaction on the head it reads, and commits it,

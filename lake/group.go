@@ -42,8 +42,8 @@ type UpsertInput struct {
 	Deltas []*Delta
 }
 
-// UpsertResult is what became of an input of CommitUpserts.
-type UpsertResult struct {
+// GroupResult is what became of an input of a group commit.
+type GroupResult struct {
 	// Committed: the table took it now (false: it held it already).
 	Committed bool
 	// Files are the table's data files that hold its rows (local paths;
@@ -56,7 +56,7 @@ type UpsertResult struct {
 // files are packed into one data file per partition (and schema), so the
 // table gains one file per commit, not per input, and the deltas' own
 // files are removed. It reports what became of each input.
-func (t *Table) CommitUpserts(ctx context.Context, ins []UpsertInput, run string) ([]UpsertResult, error) {
+func (t *Table) CommitUpserts(ctx context.Context, ins []UpsertInput, run string) ([]GroupResult, error) {
 	var todo []int
 	var packs []*pack
 	var written []string // this attempt's packed and delete files
@@ -93,7 +93,7 @@ func (t *Table) CommitUpserts(ctx context.Context, ins []UpsertInput, run string
 		}
 		return nil, fmt.Errorf("iceberg table %s: committing %s: %w", t.Name(), name, err)
 	}
-	res := make([]UpsertResult, len(ins))
+	res := make([]GroupResult, len(ins))
 	if ok {
 		for _, i := range todo {
 			res[i].Committed = true
@@ -145,6 +145,8 @@ type oldFile struct {
 	del  []int64
 	dv   iceberg.DataFile // its deletion vector (v3), replaced by one holding del too
 	prev *dv.RoaringPositionBitmap
+	// whole: del is every row of the file, none deleted before.
+	whole bool
 }
 
 // stageUpserts stages the group's RowDelta in tx and returns the delete

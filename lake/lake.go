@@ -271,12 +271,6 @@ type Table struct {
 	// partOf holds the partition values of the partitioned data files
 	// written (path → field ID → value), for their commit.
 	partOf sync.Map
-
-	// The group commit's queue (changelog tables).
-	qmu     sync.Mutex
-	queue   []*queued
-	leading bool
-	full    chan struct{}
 }
 
 // Table returns the table ns.name kept at dir (an absolute directory in
@@ -289,7 +283,7 @@ func (l *Lake) Table(ctx context.Context, ns, name, dir string, s *arrowconv.Sch
 	l.mu.Lock()
 	t := l.tables[key]
 	if t == nil {
-		t = &Table{lake: l, ident: ident, dir: dir, committed: map[string]string{}, seen: map[int64]bool{}, full: make(chan struct{}, 1)}
+		t = &Table{lake: l, ident: ident, dir: dir, committed: map[string]string{}, seen: map[int64]bool{}}
 		l.tables[key] = t
 	}
 	l.mu.Unlock()
@@ -320,7 +314,7 @@ func (l *Lake) Existing(ctx context.Context, ns, name, dir string) (*Table, erro
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if t = l.tables[key]; t == nil {
-		t = &Table{lake: l, ident: table.Identifier{ns, name}, dir: dir, tbl: tbl, committed: map[string]string{}, seen: map[int64]bool{}, full: make(chan struct{}, 1)}
+		t = &Table{lake: l, ident: table.Identifier{ns, name}, dir: dir, tbl: tbl, committed: map[string]string{}, seen: map[int64]bool{}}
 		t.index()
 		l.tables[key] = t
 	}

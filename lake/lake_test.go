@@ -110,36 +110,34 @@ func TestIsBusy(t *testing.T) {
 	}
 }
 
-// TestOwnStem: a data file belongs to an input's stem when its name is the
-// stem's, directly in data/ or below partition directories only; a stem
-// in a subdirectory is not another stem's.
-func TestOwnStem(t *testing.T) {
-	stems := map[string]bool{"b.json": true, "x/a.json~2": true}
-	for prefix, want := range map[string]bool{
-		"b.json":                true,
-		"id_bucket=3/b.json":    true,
-		"p=1/q=x%2Fy/b.json":    true,
-		"a/b.json":              false,
-		"p=1/a/b.json":          false,
-		"x/a.json~2":            true,
-		"g=1/x/a.json~2":        true,
-		"x/a.json":              false,
-		"b.json~2":              false,
-		"id_bucket=3/c/b.json~": false,
+// TestStemOfLoc: a data file is one input's when its name is the stem's
+// with the run's suffix, directly in data/ or below as many directories
+// as the table has partition fields; packed files are no one input's.
+func TestStemOfLoc(t *testing.T) {
+	const tbl = "file:///wh/shop/t"
+	for _, c := range []struct {
+		rel    string
+		nParts int
+		want   string
+	}{
+		{"b.json-20261203T101112-0a1b2c3d.parquet", 0, "b.json"},
+		{"id_bucket=3/b.json-20261203T101112-0a1b2c3d.parquet", 1, "b.json"},
+		{"p=1/q=x%2Fy/b.json-20261203T101112-0a1b2c3d.parquet", 2, "b.json"},
+		{"p=1/a/b.json-20261203T101112-0a1b2c3d.parquet", 1, "a/b.json"},
+		{"x/a.json~2-20261203T101112-0a1b2c3d.parquet", 0, "x/a.json~2"},
+		{"g=1/x/a.json~2-20261203T101112-0a1b2c3d.parquet", 1, "x/a.json~2"},
+		{"b.json-20261203T101112-0a1b2c3d.packed.parquet", 0, ""},
+		{"b.json-20261203T101112-0a1b2c3d.packed3.parquet", 0, ""},
+		{"b.json-20261203T101112-0a1b2c3.parquet", 0, ""},
+		{"b.json.parquet", 0, ""},
+		{"b.json-20261203T101112-0a1b2c3d.parquet.tmp", 0, ""},
+		{"b.json-20261203T101112-0a1b2c3d.parquet", 1, ""}, // too few directories
 	} {
-		if got := ownStem(prefix, stems); got != want {
-			t.Errorf("ownStem(%q) = %v, want %v", prefix, got, want)
+		if got := stemOfLoc(tbl, tbl+"/data/"+c.rel, c.nParts); got != c.want {
+			t.Errorf("stemOfLoc(%q, %d) = %q, want %q", c.rel, c.nParts, got, c.want)
 		}
 	}
-	for name, want := range map[string]bool{
-		"b.json-20261203T101112-0a1b2c3d.parquet":         true,
-		"b.json-20261203T101112-0a1b2c3d.pos-del.parquet": true,
-		"b.json-20261203T101112-0a1b2c3.parquet":          false,
-		"b.json.parquet":                                  false,
-		"b.json-20261203T101112-0a1b2c3d.parquet.tmp":     false,
-	} {
-		if got := runSuffix.MatchString(name); got != want {
-			t.Errorf("runSuffix on %q = %v, want %v", name, got, want)
-		}
+	if got := stemOfLoc(tbl, "file:///wh/shop/u/data/b.json-20261203T101112-0a1b2c3d.parquet", 0); got != "" {
+		t.Errorf("another table's file: %q", got)
 	}
 }

@@ -26,8 +26,8 @@ import (
 
 // Iceberg output (--to iceberg): the outputs of an input are data files in
 // its tables' data directories (WAREHOUSE/<namespace>/<table>/data/), made
-// and renamed into place like any output, then committed, one snapshot per
-// input and table, before the input is journaled. A data file's name
+// and renamed into place like any output, then committed in commit groups
+// (lakegroup.go), before the input is journaled. A data file's name
 // carries the run's ID, so a rerun never writes over a file a table holds;
 // a commit that finds its input in the table's history removes its files
 // instead (the journal is a cache here: the tables are the truth).
@@ -48,6 +48,9 @@ type lakeOut struct {
 	abs   string // the table's directory
 	key   TableKey
 	rows  RowCounts
+	// schema and opts are the data files' (a packed file takes them).
+	schema *arrowconv.Schema
+	opts   writer.ParquetOptions
 }
 
 // faultAfterCommits, for the kill tests, is how many commits a process
@@ -248,7 +251,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 			fr.lakeOuts = map[int]*lakeOut{}
 		}
 		rel = filepath.Join(dir, "data")
-		fr.lakeOuts[id] = &lakeOut{table: t, key: key, part: pw, prior: prior, rel: rel, abs: abs}
+		fr.lakeOuts[id] = &lakeOut{table: t, key: key, part: pw, prior: prior, rel: rel, abs: abs, schema: schema, opts: opts}
 		return pw, rel, nil
 	}
 	var delta *lake.Delta
@@ -274,7 +277,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 	if fr.lakeOuts == nil {
 		fr.lakeOuts = map[int]*lakeOut{}
 	}
-	fr.lakeOuts[id] = &lakeOut{table: t, key: key, delta: delta, prior: prior, rel: rel, path: path}
+	fr.lakeOuts[id] = &lakeOut{table: t, key: key, delta: delta, prior: prior, rel: rel, path: path, schema: schema, opts: opts}
 	return w, rel, nil
 }
 
@@ -286,107 +289,6 @@ type partitionedOut interface {
 	Buffered() int
 	FlushRowGroup() error
 	Files() []string
-}
-
-// commitLake commits an input's data files of changelog tables, table by
-// table, in the order they were made (upsert tables: stageUpsert). A table that holds the input already keeps what it has
-// (the new file is removed): a rerun after a crash between the commits and
-// the journal commits nothing twice.
-func (r *run) commitLake(ctx context.Context, fr *fileRun, st *Stats) error {
-	in := lake.Input{Path: fr.key.path, Size: fr.readSize, Hash: fr.sha, Stem: fr.stem}
-	if err := r.commitTruncates(ctx, fr, st, in); err != nil {
-		return err
-	}
-	ids := []int{}
-	if fr.w != nil {
-		ids = append(ids, 0)
-		if o := fr.lakeOuts[0]; o != nil {
-			o.rows = st.Rows
-		}
-	}
-	for _, tr := range fr.touched {
-		ids = append(ids, tr.id)
-		if o := fr.lakeOuts[tr.id]; o != nil {
-			o.rows = fr.tableStats[tr.id].Rows
-		}
-	}
-	// Changelog tables' commits are all enqueued first (each table's
-	// group commit waits its window), then awaited in order.
-	waits := make([]func() (bool, error), len(ids))
-	held := make([]bool, len(ids))
-	for n, id := range ids {
-		o := fr.lakeOuts[id]
-		if o == nil {
-			continue
-		}
-		for _, p := range o.prior {
-			ok, err := p.Committed(ctx, in)
-			if err != nil {
-				return err
-			}
-			held[n] = held[n] || ok
-		}
-		if !held[n] && o.delta == nil && !isDelta(o.part) {
-			rows, _ := o.rows.MarshalJSON()
-			waits[n] = o.table.CommitAsync(ctx, o.files(), in, r.runID, string(rows))
-		}
-	}
-	for n, id := range ids {
-		o := fr.lakeOuts[id]
-		if o == nil {
-			continue
-		}
-		if held[n] { // nothing was enqueued for it
-			removeFiles(o.files())
-			r.dropOutput(fr, id, o)
-			st.Held++
-			continue
-		}
-		var done bool
-		var err error
-		if waits[n] != nil {
-			done, err = waits[n]()
-		} else {
-			err = fmt.Errorf("iceberg table %s: an upsert delta goes in its commit group, not alone", o.table.Name())
-		}
-		if done && o.part != nil {
-			// The outputs are the partitions' files.
-			fr.outputs = slices.DeleteFunc(fr.outputs, func(s string) bool { return s == o.rel })
-			for _, f := range o.files() {
-				if rel, err := filepath.Rel(r.cfg.OutDir, f); err == nil {
-					fr.outputs = append(fr.outputs, rel)
-				}
-			}
-		}
-		if done {
-			st.Committed++
-			afterCommit()
-		} else if err == nil {
-			st.Held++
-		}
-		if err == nil && !done {
-			r.dropOutput(fr, id, o) // the table held the input: the file is gone
-		}
-		if err != nil {
-			// The files not committed are nobody's: removed (a crash
-			// leaves them to the next run's clean-up). Commits already
-			// enqueued finish on their own; their files are the tables'.
-			var rest []string
-			for m, id := range ids[n:] {
-				if o := fr.lakeOuts[id]; o != nil && (m == 0 || waits[n+m] == nil) {
-					rest = append(rest, o.files()...)
-				}
-			}
-			for _, w := range waits[n+1:] {
-				if w != nil {
-					w()
-				}
-			}
-			removeFiles(rest)
-			return err
-		}
-	}
-	return nil
 }
 
 // isDelta reports whether a partitioned output is an upsert delta.

@@ -56,7 +56,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		return nil
 	}
 	if r.turns != nil {
-		// Upsert: inputs finish in their order (a later input's commit
+		// Iceberg: inputs finish in their order (a later input's commit
 		// would otherwise apply before an earlier one's).
 		defer r.giveTurn(fr)
 		if fr.turn > 0 {
@@ -72,10 +72,10 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	if err != nil {
 		err = changedWhileRead(fr.file, err)
 	}
-	if r.ups != nil && (err != nil || upsertNeedsTable(fr, st)) {
+	if r.group != nil && (err != nil || r.needsTable(fr, st)) {
 		// The inputs before this one go in first: they stand whatever
 		// becomes of it, and it may read what they leave.
-		r.flushUpserts()
+		r.flushLake()
 	}
 	committed := false // an output is in place: from here an error leaves it unjournaled
 	if err == nil && r.lake != nil {
@@ -103,11 +103,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		r.resolveHive(fr)
 	}
 	if err == nil && r.lake != nil && (committed || len(st.Truncates) > 0) {
-		if r.ups != nil {
-			err = r.stageUpsert(r.ctx, fr, &st)
-		} else {
-			err = r.commitLake(r.ctx, fr, &st)
-		}
+		err = r.stageLake(r.ctx, fr, &st)
 	}
 	if err == nil && fr.dead != nil {
 		err = fr.dead.Close()

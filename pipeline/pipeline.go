@@ -795,8 +795,8 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	outer := ctx // the errgroup's is cancelled when Wait returns
 	g, ctx := errgroup.WithContext(ctx)
 	r.g, r.ctx = g, ctx
-	if r.lake != nil && cfg.TableMode == lake.ModeUpsert {
-		r.ups = &upsertGroup{}
+	if r.lake != nil {
+		r.group = &lakeGroup{}
 		r.turns = make([]chan struct{}, len(files))
 		for i := range r.turns {
 			r.turns[i] = make(chan struct{})

@@ -50,11 +50,11 @@ type run struct {
 	lake  *lake.Lake
 	runID string
 	// turns[i] is closed once input i (in conversion order) is finished:
-	// upsert commits must follow the changelog's order.
+	// Iceberg commits follow the changelog's order.
 	turns []chan struct{}
-	// ups holds the upsert inputs waiting for their group's commit.
-	ups *upsertGroup
-	ctx context.Context
+	// group holds the inputs waiting for their Iceberg commit group.
+	group *lakeGroup
+	ctx   context.Context
 }
 
 // tableSamples is how many messages of each chunk are sampled for their

@@ -1021,6 +1021,18 @@ func (p *Parquet) Shrink() error {
 
 // Close writes the last row group, the page indexes and the footer, and
 // moves the file into place.
+// SetMetadata sets a footer key/value pair known only once the rows are
+// written (before Close).
+func (p *Parquet) SetMetadata(key, value string) {
+	i := slices.IndexFunc(p.kv, func(kv format.KeyValue) bool { return kv.Key == key })
+	if i >= 0 {
+		p.kv[i].Value = value
+		return
+	}
+	p.kv = append(p.kv, format.KeyValue{Key: key, Value: value})
+	slices.SortFunc(p.kv, func(a, b format.KeyValue) int { return strings.Compare(a.Key, b.Key) })
+}
+
 func (p *Parquet) Close() error {
 	defer p.release()
 	if err := p.finish(); err != nil {

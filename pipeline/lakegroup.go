@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -9,31 +10,32 @@ import (
 	"github.com/cdcetl/cdcetl/lake"
 )
 
-// Upsert tables are loaded in commit groups: the inputs of a run, in
-// their order, wait for one commit per table (lake.CommitUpserts) rather
-// than committing one by one. A group's commit makes a table snapshot
-// that lists its inputs, and its deletes go by position. Each input
-// finishes (journal, disposition) once its group is committed; the next
-// input may go on meanwhile. A group is committed when the run's last
-// input joins it, when it holds upsertGroupMax inputs or
-// upsertGroupKeys keys (its memory), before an input that needs the
-// table as committed (a truncate, or images completed from the table's
-// rows), and before an input that failed (the inputs before it stand, as
-// they do when each commits on its own).
+// Iceberg tables are loaded in commit groups: the inputs of a run, in
+// their order, wait for one commit per table (lake.CommitUpserts,
+// lake.CommitChangelog) rather than committing one by one. A group's
+// commit makes a table snapshot that lists its inputs, with their small
+// data files packed together (and, in upsert tables, deletes by
+// position). Each input finishes (journal, disposition) once its group
+// is committed; the next input may go on meanwhile. A group is committed
+// when the run's last input joins it, when it holds groupMax inputs or
+// groupKeys upsert keys (its memory), before an input that needs the
+// table as committed (a truncate of an upsert table, or images completed
+// from the table's rows), and before an input that failed (the inputs
+// before it stand, as they do when each commits on its own).
 const (
-	upsertGroupMax  = 1024
-	upsertGroupKeys = 4 << 20
+	groupMax  = 1024
+	groupKeys = 4 << 20
 )
 
-type upsertGroup struct {
+type lakeGroup struct {
 	mu    sync.Mutex // held while a group commits: flushes go one at a time
 	qmu   sync.Mutex
-	items []*upsertItem
+	items []*groupItem
 	keys  int
 }
 
-// upsertItem is an input waiting for its group's commit.
-type upsertItem struct {
+// groupItem is an input waiting for its group's commit.
+type groupItem struct {
 	fr   *fileRun
 	in   lake.Input
 	ids  []int
@@ -50,17 +52,17 @@ type upsertItem struct {
 func (r *run) giveTurn(fr *fileRun) {
 	if r.turns != nil && !fr.turnGiven {
 		fr.turnGiven = true
-		if r.ups != nil && fr.turn == len(r.turns)-1 {
-			r.flushUpserts() // the last input had nothing to stage
+		if r.group != nil && fr.turn == len(r.turns)-1 {
+			r.flushLake() // the last input had nothing to stage
 		}
 		close(r.turns[fr.turn])
 	}
 }
 
-// upsertNeedsTable reports whether fr must see the table as the inputs
+// needsTable reports whether fr must see the table as the inputs
 // before it leave it: the group must be committed first.
-func upsertNeedsTable(fr *fileRun, st Stats) bool {
-	if len(st.Truncates) > 0 {
+func (r *run) needsTable(fr *fileRun, st Stats) bool {
+	if len(st.Truncates) > 0 && r.cfg.TableMode == lake.ModeUpsert {
 		return true
 	}
 	for _, o := range fr.lakeOuts {
@@ -84,19 +86,34 @@ func (o *lakeOut) deltas() []*lake.Delta {
 	return nil
 }
 
-// stageUpsert puts fr's closed deltas in the group, passes the turn on,
+// stageLake puts fr's closed deltas in the group, passes the turn on,
 // and waits for the group's commit; then records what the tables took.
-func (r *run) stageUpsert(ctx context.Context, fr *fileRun, st *Stats) error {
+func (r *run) stageLake(ctx context.Context, fr *fileRun, st *Stats) error {
 	in := lake.Input{Path: fr.key.path, Size: fr.readSize, Hash: fr.sha, Stem: fr.stem}
 	if err := r.commitTruncates(ctx, fr, st, in); err != nil {
 		return err
 	}
-	it := &upsertItem{fr: fr, in: in, rows: map[int]string{}, done: make(chan struct{})}
+	it := &groupItem{fr: fr, in: in, rows: map[int]string{}, done: make(chan struct{})}
 	keys := 0
+	var err error
 	add := func(id int, rows RowCounts) {
 		o := fr.lakeOuts[id]
-		if o == nil {
+		if o == nil || err != nil {
 			return
+		}
+		// An earlier schema version's table that holds the input keeps
+		// it (a rerun routes it to the latest version).
+		for _, p := range o.prior {
+			var held bool
+			if held, err = p.Committed(ctx, in); err != nil {
+				return
+			}
+			if held {
+				removeFiles(o.files())
+				r.dropOutput(fr, id, o)
+				st.Held++
+				return
+			}
 		}
 		raw, _ := rows.MarshalJSON()
 		it.ids = append(it.ids, id)
@@ -112,17 +129,20 @@ func (r *run) stageUpsert(ctx context.Context, fr *fileRun, st *Stats) error {
 	for _, tr := range fr.touched {
 		add(tr.id, fr.tableStats[tr.id].Rows)
 	}
+	if err != nil {
+		return err
+	}
 	if len(it.ids) == 0 {
 		return nil
 	}
-	g := r.ups
+	g := r.group
 	g.qmu.Lock()
 	g.items = append(g.items, it)
 	g.keys += keys
-	full := len(g.items) >= upsertGroupMax || g.keys >= upsertGroupKeys || fr.turn == len(r.turns)-1
+	full := len(g.items) >= groupMax || g.keys >= groupKeys || fr.turn == len(r.turns)-1
 	g.qmu.Unlock()
 	if full {
-		r.flushUpserts()
+		r.flushLake()
 	} else {
 		r.giveTurn(fr)
 		select {
@@ -130,7 +150,7 @@ func (r *run) stageUpsert(ctx context.Context, fr *fileRun, st *Stats) error {
 		case <-ctx.Done():
 			// No later input will commit the group: the inputs in it are
 			// whole, and go in.
-			r.flushUpserts()
+			r.flushLake()
 			<-it.done
 		}
 	}
@@ -164,11 +184,11 @@ func (r *run) stageUpsert(ctx context.Context, fr *fileRun, st *Stats) error {
 	return nil
 }
 
-// flushUpserts commits the group waiting, table by table, and tells its
+// flushLake commits the group waiting, table by table, and tells its
 // inputs. It runs to its end even when the run is cancelled: a commit
 // cut short would leave the inputs neither in nor out.
-func (r *run) flushUpserts() {
-	g := r.ups
+func (r *run) flushLake() {
+	g := r.group
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.qmu.Lock()
@@ -181,8 +201,9 @@ func (r *run) flushUpserts() {
 	ctx := context.WithoutCancel(r.ctx)
 	type tableGroup struct {
 		t      *lake.Table
-		ins    []lake.UpsertInput
-		owners []*upsertItem
+		ups    []lake.UpsertInput
+		logs   []lake.ChangelogInput
+		owners []*groupItem
 		ids    []int
 	}
 	var order []*tableGroup
@@ -197,29 +218,37 @@ func (r *run) flushUpserts() {
 				by[o.table] = tg
 				order = append(order, tg)
 			}
-			tg.ins = append(tg.ins, lake.UpsertInput{In: it.in, Rows: it.rows[id], Deltas: o.deltas()})
+			if ds := o.deltas(); len(ds) > 0 || o.delta != nil || isDelta(o.part) {
+				tg.ups = append(tg.ups, lake.UpsertInput{In: it.in, Rows: it.rows[id], Deltas: ds})
+			} else {
+				tg.logs = append(tg.logs, lake.ChangelogInput{In: it.in, Rows: it.rows[id], Files: o.files(), Schema: o.schema, Opts: o.opts})
+			}
 			tg.owners = append(tg.owners, it)
 			tg.ids = append(tg.ids, id)
 		}
 	}
 	var failed error
 	for _, tg := range order {
-		if failed != nil {
+		if len(tg.ups) > 0 && len(tg.logs) > 0 {
+			failed = fmt.Errorf("iceberg table %s: loaded as a changelog and as an upsert table in one run", tg.t.Name())
+		}
+		var done []lake.GroupResult
+		err := failed
+		if err == nil && len(tg.ups) > 0 {
+			done, err = tg.t.CommitUpserts(ctx, tg.ups, r.runID)
+		} else if err == nil {
+			done, err = tg.t.CommitChangelog(ctx, tg.logs, r.runID)
+		}
+		if err != nil {
 			// Not committed: nobody's files.
-			for _, u := range tg.ins {
+			failed = err
+			for _, u := range tg.ups {
 				for _, d := range u.Deltas {
 					removeFiles(d.Files())
 				}
 			}
-			continue
-		}
-		done, err := tg.t.CommitUpserts(ctx, tg.ins, r.runID)
-		if err != nil {
-			failed = err
-			for _, u := range tg.ins {
-				for _, d := range u.Deltas {
-					removeFiles(d.Files())
-				}
+			for _, c := range tg.logs {
+				removeFiles(c.Files)
 			}
 			continue
 		}
