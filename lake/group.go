@@ -249,14 +249,20 @@ func (t *Table) stageUpserts(ctx context.Context, tx *table.Transaction, props i
 func (t *Table) pack(ctx context.Context, news []*newFile, ins []UpsertInput, run string) ([]*pack, []string, error) {
 	var packs []*pack
 	open := map[string]*pack{} // by partition directory
+	size := map[*pack]int64{}
+	target := t.targetSize()
 	var written []string
 	for _, f := range news {
 		if f.d.recSchema == nil {
 			continue // no rows
 		}
+		st, err := os.Stat(f.path)
+		if err != nil {
+			return nil, nil, err
+		}
 		dir := filepath.Dir(f.path)
 		p := open[dir]
-		if p != nil && !p.files[0].d.recSchema.Equal(f.d.recSchema) {
+		if p != nil && (!p.files[0].d.recSchema.Equal(f.d.recSchema) || size[p]+st.Size() > target) {
 			p = nil
 		}
 		if p == nil {
@@ -272,6 +278,7 @@ func (t *Table) pack(ctx context.Context, news []*newFile, ins []UpsertInput, ru
 			packs = append(packs, p)
 		}
 		p.files = append(p.files, f)
+		size[p] += st.Size()
 		if !slices.Contains(p.inputs, f.input) {
 			p.inputs = append(p.inputs, f.input)
 		}
@@ -343,11 +350,22 @@ func readLive(ctx context.Context, path string, del []int64, sch *arrow.Schema, 
 		return err
 	}
 	defer pf.Close()
+	return liveRows(ctx, pf, del, sch, mem, fn)
+}
+
+// liveRows passes on the rows of pf at positions not in del (sorted),
+// conformed to sch (nil: as they are).
+func liveRows(ctx context.Context, pf *file.Reader, del []int64, sch *arrow.Schema, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
 	var base int64
 	return eachBatch(ctx, pf, nil, 8192, func(rec arrow.RecordBatch) error {
-		b, err := conformTo(ctx, rec, sch, mem)
-		if err != nil {
-			return err
+		b := rec
+		var err error
+		if sch != nil {
+			if b, err = conformTo(ctx, rec, sch, mem); err != nil {
+				return err
+			}
+		} else {
+			b.Retain()
 		}
 		n := b.NumRows()
 		defer func() { base += n }()

@@ -24,9 +24,9 @@ import (
 // the inputs expired snapshots recorded are carried into a table property
 // (exactly-once outlives the snapshots), orphans are only ever data,
 // delete and manifest files (never a table directory's _schema.sql or
-// version-hint.text), and changelog tables are not rewritten (their data
-// files are named after their inputs: a grown input replaces its rows by
-// removing its files).
+// version-hint.text), and changelog tables are compacted by cdcetl's own
+// rewrite (compact.go), which keeps the record of which input each row
+// came from.
 
 // PropInputs is the table property that holds the inputs recorded by
 // snapshots that were expired (JSON array of Input).
@@ -77,9 +77,9 @@ func (l *Lake) Tables(ctx context.Context) ([]table.Identifier, error) {
 	return out, nil
 }
 
-// Maintain compacts the table ident (upsert tables: data files rewritten
-// with their deletes applied, small ones bin-packed; the delete files
-// left with nothing to apply to removed), expires its snapshots older
+// Maintain compacts the table ident (data files rewritten with their
+// deletes applied, small ones bin-packed; the delete files left with
+// nothing to apply to removed), expires its snapshots older
 // than opts.OlderThan (the current one always stays) and removes the
 // files under it that no snapshot left refers to and that are older
 // than opts.OlderThan.
@@ -96,8 +96,17 @@ func (l *Lake) Maintain(ctx context.Context, ident table.Identifier, opts Mainta
 	if res.DataFilesBefore, res.DeleteFilesBefore, err = countFiles(ctx, tbl); err != nil {
 		return res, err
 	}
-	if tbl.Properties()[PropMode] == ModeUpsert && tbl.CurrentSnapshot() != nil {
-		if tbl, res.Rewritten, err = compact(ctx, tbl, opts); err != nil {
+	if tbl.CurrentSnapshot() != nil {
+		target := opts.TargetFileSize
+		if target <= 0 {
+			target = tbl.Properties().GetInt64(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
+		}
+		if tbl.Properties()[PropMode] == ModeUpsert {
+			tbl, res.Rewritten, err = compact(ctx, tbl, target)
+		} else {
+			tbl, res.Rewritten, err = compactChangelog(ctx, tbl, target)
+		}
+		if err != nil {
 			return res, fmt.Errorf("%s: compacting: %w", res.Table, err)
 		}
 	}
@@ -142,39 +151,16 @@ func countFiles(ctx context.Context, tbl *table.Table) (data, deletes int, err e
 	return data, deletes, nil
 }
 
-// compact rewrites the table's data files that have deletes, or are
-// small, bin-packed to the target size, in one atomic rewrite.
-func compact(ctx context.Context, tbl *table.Table, opts MaintainOptions) (*table.Table, int, error) {
-	target := opts.TargetFileSize
-	if target <= 0 {
-		target = tbl.Properties().GetInt64(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
-	}
-	cfg := compaction.DefaultConfig()
-	cfg.TargetFileSizeBytes, cfg.MinFileSizeBytes, cfg.MaxFileSizeBytes = target, target*3/4, target*9/5
-	// Any file with a delete is rewritten (one vector is enough to make a
-	// reader apply it), and two small files are worth packing.
-	cfg.MinInputFiles, cfg.DeleteFileThreshold = 2, 1
+// compact rewrites an upsert table's data files that have deletes, or
+// are small, bin-packed to the target size, in one atomic rewrite.
+func compact(ctx context.Context, tbl *table.Table, target int64) (*table.Table, int, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	plan, err := cfg.PlanCompaction(tasks)
+	groups, err := planGroups(tasks, target)
 	if err != nil {
 		return nil, 0, err
-	}
-	// A single file with deletes is a group of one: rewritten too.
-	var groups []table.CompactionTaskGroup
-	grouped := map[string]bool{}
-	for _, g := range plan.Groups {
-		groups = append(groups, table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes})
-		for _, t := range g.Tasks {
-			grouped[t.File.FilePath()] = true
-		}
-	}
-	for _, t := range tasks {
-		if !grouped[t.File.FilePath()] && len(t.DeleteFiles)+len(t.DeletionVectorFiles)+len(t.EqualityDeleteFiles) > 0 {
-			groups = append(groups, table.CompactionTaskGroup{PartitionKey: t.File.FilePath(), Tasks: []table.FileScanTask{t}, TotalSizeBytes: t.File.FileSizeBytes()})
-		}
 	}
 	if len(groups) == 0 {
 		return tbl, 0, nil

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -1105,5 +1106,131 @@ func TestUpsertNightlyStaysCompact(t *testing.T) {
 	}
 	if tasks, err := loadTable(t, raw, "", "shop", "t0").Scan().PlanFiles(context.Background()); err != nil || len(tasks) < 14 {
 		t.Errorf("--no-maintain: %d data files (%v): the loads compacted anyway", len(tasks), err)
+	}
+}
+
+// countDataFiles counts the data and delete files of a table's current
+// snapshot.
+func countDataFiles(t *testing.T, tbl *table.Table) (data, dels int) {
+	t.Helper()
+	tasks, err := tbl.Scan().PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, task := range tasks {
+		data++
+		for _, d := range append(append(task.DeleteFiles, task.DeletionVectorFiles...), task.EqualityDeleteFiles...) {
+			k := d.FilePath()
+			if off := d.ContentOffset(); off != nil {
+				k += fmt.Sprint("@", *off)
+			}
+			if !seen[k] {
+				seen[k] = true
+				dels++
+			}
+		}
+	}
+	return data, dels
+}
+
+// TestChangelogPackedAndCompacted: a changelog table loaded from many
+// small inputs gets one data file per run (and partition), and keeps
+// exactly the Parquet changelog's rows through maintain's compaction and
+// inputs that grow before, between and after it: a grown input's earlier
+// rows are found in packed and compacted files by the runs of rows their
+// footers record.
+func TestChangelogPackedAndCompacted(t *testing.T) {
+	for _, fv := range []string{"2", "3"} {
+		for _, partitioned := range []bool{false, true} {
+			t.Run(fmt.Sprintf("v%s/partitioned=%v", fv, partitioned), func(t *testing.T) {
+				in := t.TempDir()
+				paths := upsertArchive(t, in, 8, 120)
+				opts := decode.Options{Producer: true, CaseInsensitive: true}
+				pq, wh := t.TempDir(), t.TempDir()
+				var spec []partition.Field
+				if partitioned {
+					var err error
+					if spec, err = partition.ParsePartitionBy("bucket(2, id)"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				full := map[string][]byte{}
+				for _, p := range paths {
+					full[p], _ = os.ReadFile(p)
+				}
+				cut := func(p string, n int) {
+					lines := bytes.SplitAfter(full[p], []byte("\n"))
+					if err := os.WriteFile(p, bytes.Join(lines[:n], nil), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				load := func(ps []string) {
+					t.Helper()
+					if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, ps); err != nil {
+						t.Fatal(err)
+					}
+					cfg := Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2, PartitionBy: spec, NoMaintain: true,
+						TableProperties: map[string]string{"format-version": fv}}
+					if _, err := Run(context.Background(), cfg, ps); err != nil {
+						t.Fatal(err)
+					}
+				}
+				check := func(when string, maxData int) {
+					t.Helper()
+					for _, name := range []string{"t0", "t1"} {
+						tbl := loadTable(t, wh, "", "shop", name)
+						cols, got := scanTable(t, tbl)
+						want := parquetRows(t, filepath.Join(pq, "shop", name), cols)
+						if !slices.Equal(got, want) {
+							t.Fatalf("%s: shop.%s: %d rows, parquet %d:\n%s", when, name, len(got), len(want), firstDiff(got, want))
+						}
+						if data, _ := countDataFiles(t, tbl); data > maxData {
+							t.Errorf("%s: shop.%s has %d data files, want at most %d", when, name, data, maxData)
+						}
+					}
+				}
+				parts := 1
+				if partitioned {
+					parts = 2
+				}
+				// Night 1: inputs 0..3, input 0 half written.
+				cut(paths[0], 60)
+				load(paths[:4])
+				check("night 1", parts)
+				// Night 2: input 0 whole (its rows are in night 1's packed
+				// file), inputs 4..5.
+				os.WriteFile(paths[0], full[paths[0]], 0o644)
+				cut(paths[4], 40)
+				load(paths[:6])
+				check("night 2", 3*parts)
+				maintain := func() {
+					t.Helper()
+					l, err := lake.Open(context.Background(), wh, "")
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer l.Close()
+					for _, name := range []string{"t0", "t1"} {
+						res, err := l.Maintain(context.Background(), table.Identifier{"shop", name}, lake.MaintainOptions{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if res.DataFilesAfter > parts || res.DeleteFilesAfter != 0 {
+							t.Errorf("after maintain: %+v", res)
+						}
+					}
+				}
+				maintain()
+				check("after maintain", parts)
+				// Night 3: input 4 whole (its rows are in a compacted file),
+				// inputs 6..7.
+				os.WriteFile(paths[4], full[paths[4]], 0o644)
+				load(paths)
+				check("night 3", 3*parts)
+				maintain()
+				check("after maintain again", parts)
+			})
+		}
 	}
 }

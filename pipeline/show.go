@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -194,7 +195,20 @@ func showIceberg(ctx context.Context, o ShowOptions, k TableKey, p *rowPrinter) 
 	if err := lazysubstrait.Ensure(); err != nil {
 		return err
 	}
-	_, it, err := tbl.Scan().ToArrowRecords(ctx)
+	// Files in the order they were committed (a compaction keeps its
+	// files' order): a changelog prints in its order.
+	scan := tbl.Scan()
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(tasks, func(a, b table.FileScanTask) int {
+		if a.DataSequenceNumber != nil && b.DataSequenceNumber != nil && *a.DataSequenceNumber != *b.DataSequenceNumber {
+			return cmp.Compare(*a.DataSequenceNumber, *b.DataSequenceNumber)
+		}
+		return strings.Compare(a.File.FilePath(), b.File.FilePath())
+	})
+	_, it, err := scan.ReadTasks(ctx, tasks)
 	if err != nil {
 		return err
 	}

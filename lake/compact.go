@@ -1,0 +1,403 @@
+package lake
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
+	"github.com/apache/iceberg-go/table/dv"
+)
+
+// Compaction of changelog tables. iceberg-go's RewriteDataFiles would do
+// (upsert tables use it), but its files would lose what cdcetl's record:
+// which input each run of rows came from (FooterStems), by which a grown
+// input finds the rows of its earlier version. This rewrite plans as
+// iceberg-go does (compaction's bin-pack planner), then copies each
+// group's rows, deletes applied, into one file per schema, carrying the
+// runs over, and commits through iceberg-go's RewriteFiles builder.
+
+// planGroups are the groups of the table's files a compaction rewrites:
+// the planner's (small files, bin-packed to target), and every file with
+// deletes on its own (one deletion vector is enough to make a reader
+// apply it).
+func planGroups(tasks []table.FileScanTask, target int64) ([]table.CompactionTaskGroup, error) {
+	cfg := compaction.DefaultConfig()
+	cfg.TargetFileSizeBytes, cfg.MinFileSizeBytes, cfg.MaxFileSizeBytes = target, target*3/4, target*9/5
+	cfg.MinInputFiles, cfg.DeleteFileThreshold = 2, 1
+	plan, err := cfg.PlanCompaction(tasks)
+	if err != nil {
+		return nil, err
+	}
+	var groups []table.CompactionTaskGroup
+	grouped := map[string]bool{}
+	for _, g := range plan.Groups {
+		groups = append(groups, table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes})
+		for _, t := range g.Tasks {
+			grouped[t.File.FilePath()] = true
+		}
+	}
+	for _, t := range tasks {
+		if !grouped[t.File.FilePath()] && len(t.DeleteFiles)+len(t.DeletionVectorFiles)+len(t.EqualityDeleteFiles) > 0 {
+			groups = append(groups, table.CompactionTaskGroup{PartitionKey: t.File.FilePath(), Tasks: []table.FileScanTask{t}, TotalSizeBytes: t.File.FileSizeBytes()})
+		}
+	}
+	return groups, nil
+}
+
+// compactChangelog rewrites a changelog table's small files and files
+// with deletes. A concurrent commit makes it plan again (a few times,
+// then it gives up: the table is as it was).
+func compactChangelog(ctx context.Context, tbl *table.Table, target int64) (*table.Table, int, error) {
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			if err := tbl.Refresh(ctx); err != nil {
+				return nil, 0, err
+			}
+		}
+		done, n, err := compactChangelogOnce(ctx, tbl, target)
+		if err == nil {
+			return done, n, nil
+		}
+		if !conflict(err) {
+			return nil, 0, err
+		}
+		last = err
+	}
+	return nil, 0, fmt.Errorf("concurrent commits kept changing the table (try again later): %w", last)
+}
+
+func compactChangelogOnce(ctx context.Context, tbl *table.Table, target int64) (*table.Table, int, error) {
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	// Equality deletes (another writer's) are not applied here: their
+	// files stay as they are.
+	tasks = slices.DeleteFunc(tasks, func(t table.FileScanTask) bool { return len(t.EqualityDeleteFiles) > 0 })
+	groups, err := planGroups(tasks, target)
+	if err != nil || len(groups) == 0 {
+		return tbl, 0, err
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return nil, 0, errors.New("the warehouse's file system cannot write")
+	}
+	var olds, news []iceberg.DataFile
+	var written []string
+	fail := func(err error) (*table.Table, int, error) {
+		for _, loc := range written {
+			removeLoc(fs, loc)
+		}
+		return nil, 0, err
+	}
+	id := make([]byte, 8)
+	rand.Read(id)
+	tag := hex.EncodeToString(id)
+	var rewritten []table.FileScanTask
+	for g, grp := range groups {
+		ts := slices.Clone(grp.Tasks)
+		slices.SortStableFunc(ts, func(a, b table.FileScanTask) int {
+			if a.DataSequenceNumber != nil && b.DataSequenceNumber != nil && *a.DataSequenceNumber != *b.DataSequenceNumber {
+				return cmp.Compare(*a.DataSequenceNumber, *b.DataSequenceNumber)
+			}
+			return strings.Compare(a.File.FilePath(), b.File.FilePath())
+		})
+		// Files of one schema go into one file.
+		bySchema := map[string][]table.FileScanTask{}
+		var order []string
+		for _, t := range ts {
+			sch, err := fileSchema(fs, t.File.FilePath())
+			if err != nil {
+				return fail(err)
+			}
+			key := sch.String()
+			if _, ok := bySchema[key]; !ok {
+				order = append(order, key)
+			}
+			bySchema[key] = append(bySchema[key], t)
+		}
+		for k, key := range order {
+			part := bySchema[key]
+			if len(part) == 1 && len(part[0].DeleteFiles)+len(part[0].DeletionVectorFiles) == 0 {
+				continue // one file alone, with nothing to apply
+			}
+			loc := path.Join(path.Dir(part[0].File.FilePath()), fmt.Sprintf("compact-%s-%d-%d.packed.parquet", tag, g, k))
+			written = append(written, loc)
+			df, err := rewriteFiles(ctx, tbl, fs, wfs, part, loc)
+			if err != nil {
+				return fail(fmt.Errorf("writing %s: %w", loc, err))
+			}
+			if df != nil {
+				news = append(news, df)
+			} else {
+				removeLoc(fs, loc) // every row was deleted
+			}
+			for _, t := range part {
+				olds = append(olds, t.File)
+			}
+			rewritten = append(rewritten, part...)
+		}
+	}
+	if len(olds) == 0 {
+		return tbl, 0, nil
+	}
+	paths := map[string]struct{}{}
+	for _, df := range olds {
+		paths[df.FilePath()] = struct{}{}
+	}
+	deadPos, err := compaction.CollectDeadPositionDeletes(ctx, fs, tbl.CurrentSnapshot(), paths)
+	if err != nil {
+		return fail(err)
+	}
+	tx := tbl.NewTransaction()
+	// The head it was planned on: a concurrent commit (a load's deletes
+	// of rows these files hold) fails it, to be planned again.
+	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return fail(err)
+	}
+	rw := tx.NewRewrite(iceberg.Properties{"cdcetl.maintain": "compaction"})
+	for _, df := range olds {
+		rw.DeleteFile(df)
+	}
+	for _, df := range append(deadPos, table.CollectSafeDeletionVectors(rewritten)...) {
+		rw.DeleteFile(df)
+	}
+	for _, df := range news {
+		rw.AddDataFile(df)
+	}
+	if err := rw.Commit(ctx); err != nil {
+		return fail(err)
+	}
+	done, err := tx.Commit(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	return done, len(olds), nil
+}
+
+// fileSchema is the Arrow schema of a data file.
+func fileSchema(fs iceio.IO, loc string) (*arrow.Schema, error) {
+	f, err := fs.Open(loc)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	defer pf.Close()
+	return pqarrow.FromParquet(pf.MetaData().Schema, &pqarrow.ArrowReadProperties{}, nil)
+}
+
+// rewriteFiles copies the live rows of the tasks' files (of one schema,
+// in one partition) into one new data file at loc, with the runs of rows
+// per input they carry, and describes it (nil: no row was live).
+func rewriteFiles(ctx context.Context, tbl *table.Table, fs iceio.IO, wfs iceio.WriteFileIO, tasks []table.FileScanTask, loc string) (iceberg.DataFile, error) {
+	meta := tbl.Metadata()
+	sch, err := fileSchema(fs, tasks[0].File.FilePath())
+	if err != nil {
+		return nil, err
+	}
+	kv, codec, err := footerOf(fs, tasks[0].File.FilePath())
+	if err != nil {
+		return nil, err
+	}
+	out, err := wfs.Create(loc)
+	if err != nil {
+		return nil, err
+	}
+	props := parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithDictionaryDefault(true),
+		parquet.WithStats(true), parquet.WithMaxRowGroupLength(128<<10), parquet.WithCreatedBy("cdcetl maintain"))
+	w, err := pqarrow.NewFileWriter(sch, out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithNoMapLogicalType()))
+	if err != nil {
+		out.Close()
+		return nil, err
+	}
+	var segs []segment
+	var rows int64
+	for _, t := range tasks {
+		loc := t.File.FilePath()
+		deleted, err := deletedAll(ctx, fs, t)
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		srcSegs, err := segmentsOf(fs, meta.Location(), loc, t.File.Count(), specFields(meta, t.File))
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		// Each source row's run, less the deleted rows.
+		var at int64
+		for _, s := range srcSegs {
+			live := s.Rows
+			if deleted != nil {
+				for p := at; p < at+s.Rows; p++ {
+					if deleted(p) {
+						live--
+					}
+				}
+			}
+			segs = addSegment(segs, s.Stem, live)
+			at += s.Rows
+		}
+		var del []int64
+		if deleted != nil {
+			for p := range t.File.Count() {
+				if deleted(p) {
+					del = append(del, p)
+				}
+			}
+		}
+		err = readLiveIO(ctx, fs, loc, del, func(rec arrow.RecordBatch) error {
+			rows += rec.NumRows()
+			return w.WriteBuffered(rec)
+		})
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("%s: %w", loc, err)
+		}
+	}
+	raw, _ := json.Marshal(segs)
+	for k, v := range kv {
+		if k != "cdcetl.source" && k != FooterStems && k != "ARROW:schema" {
+			w.AppendKeyValueMetadata(k, v)
+		}
+	}
+	w.AppendKeyValueMetadata(FooterStems, string(raw))
+	inputs := map[string]bool{}
+	for _, s := range segs {
+		inputs[s.Stem] = true
+	}
+	w.AppendKeyValueMetadata("cdcetl.inputs", strconv.Itoa(len(inputs)))
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	if rows == 0 {
+		return nil, nil
+	}
+	spec := meta.PartitionSpecByID(int(tasks[0].File.SpecID()))
+	if spec == nil {
+		return nil, fmt.Errorf("no partition spec %d", tasks[0].File.SpecID())
+	}
+	df, err := table.FileToDataFile(ctx, fs, loc, tbl.Schema(), *iceberg.UnpartitionedSpec, 0, tbl.Properties())
+	if err != nil {
+		return nil, err
+	}
+	if spec.NumFields() == 0 {
+		return df, nil
+	}
+	b, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, loc, iceberg.ParquetFile, tasks[0].File.Partition(), nil, nil, df.Count(), df.FileSizeBytes())
+	if err != nil {
+		return nil, err
+	}
+	b.ColumnSizes(df.ColumnSizes()).ValueCounts(df.ValueCounts()).NullValueCounts(df.NullValueCounts()).
+		LowerBoundValues(df.LowerBoundValues()).UpperBoundValues(df.UpperBoundValues())
+	if s := df.SplitOffsets(); len(s) > 0 {
+		b.SplitOffsets(s)
+	}
+	return b.Build(), nil
+}
+
+// footerOf reads a data file's footer metadata and the codec of its
+// first column chunk (the rewrite keeps it).
+func footerOf(fs iceio.IO, loc string) (map[string]string, compress.Compression, error) {
+	f, err := fs.Open(loc)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", loc, err)
+	}
+	defer pf.Close()
+	kv := map[string]string{}
+	md := pf.MetaData().KeyValueMetadata()
+	for i, k := range md.Keys() {
+		kv[k] = md.Values()[i]
+	}
+	codec := compress.Codecs.Snappy
+	if pf.NumRowGroups() > 0 && pf.MetaData().RowGroup(0).NumColumns() > 0 {
+		if cc, err := pf.MetaData().RowGroup(0).ColumnChunk(0); err == nil {
+			codec = cc.Compression()
+		}
+	}
+	return kv, codec, nil
+}
+
+// deletedAll reads which rows of a task's data file are deleted: its
+// deletion vector, or every position-delete file that names it. nil:
+// none.
+func deletedAll(ctx context.Context, fs iceio.IO, task table.FileScanTask) (func(int64) bool, error) {
+	if len(task.DeletionVectorFiles) > 0 {
+		bm, err := dv.ReadDV(fs, task.DeletionVectorFiles[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", task.DeletionVectorFiles[0].FilePath(), err)
+		}
+		return func(p int64) bool { return bm.Contains(uint64(p)) }, nil
+	}
+	var gone []int64
+	target := task.File.FilePath()
+	for _, del := range task.DeleteFiles {
+		if del.FileFormat() != iceberg.ParquetFile {
+			return nil, fmt.Errorf("%s: position deletes in %s cannot be read", del.FilePath(), del.FileFormat())
+		}
+		err := readPositions(ctx, fs, del.FilePath(), func(paths *array.String, pos *array.Int64) {
+			for i := range paths.Len() {
+				if paths.Value(i) == target {
+					gone = append(gone, pos.Value(i))
+				}
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", del.FilePath(), err)
+		}
+	}
+	if len(gone) == 0 {
+		return nil, nil
+	}
+	slices.Sort(gone)
+	return func(p int64) bool { _, ok := slices.BinarySearch(gone, p); return ok }, nil
+}
+
+// readLiveIO reads the data file at loc through fs, as it is, and passes
+// on its rows at positions not in del (sorted).
+func readLiveIO(ctx context.Context, fs iceio.IO, loc string, del []int64, fn func(arrow.RecordBatch) error) error {
+	f, err := fs.Open(loc)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	return liveRows(ctx, pf, del, nil, memory.DefaultAllocator, fn)
+}
