@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/internal/cdcgen"
 	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
 	"github.com/cdcetl/cdcetl/lake"
@@ -113,4 +115,119 @@ func reportTable(b *testing.B, wh string, st Stats) {
 	b.ReportMetric(float64(refs), "deleterefs")
 	b.ReportMetric(float64(time.Since(start).Milliseconds()), "scan-ms")
 	b.ReportMetric(float64(rows), "rows")
+}
+
+var yearNights = flag.Int("lake.year", 365, "BenchmarkLakeYear: the nightly runs")
+
+// yearArchive writes nights inputs of one Canal table over keys keys:
+// the first inserts every key, each later one changes perNight of them
+// (updates, deletes, inserts again), so the table holds about keys rows
+// every night.
+func yearArchive(tb testing.TB, dir string, keys, nights, perNight int) []string {
+	rng := rand.New(rand.NewPCG(11, 3))
+	live := make([]int, keys) // version, -1: deleted
+	var paths []string
+	for n := range nights {
+		var b bytes.Buffer
+		emit := func(typ string, k, v int, old string) {
+			fmt.Fprintf(&b, `{"data":[{"id":"%d","name":"item-%d","qty":"%d","note":"night %d"}],"old":%s,"database":"shop","table":"items","pkNames":["id"],"isDdl":false,"type":"%s","es":%d,"ts":%d,"mysqlType":{"id":"bigint","name":"varchar(32)","qty":"int","note":"varchar(32)"}}`+"\n",
+				k, k, v, n, old, typ, 1700000000000+int64(n)*86400000, 1700000000001+int64(n)*86400000)
+		}
+		if n == 0 {
+			for k := range keys {
+				emit("INSERT", k, 0, "null")
+			}
+		} else {
+			for range perNight {
+				k := rng.IntN(keys)
+				switch v := live[k]; {
+				case v < 0:
+					live[k] = 0
+					emit("INSERT", k, 0, "null")
+				case rng.IntN(8) == 0:
+					live[k] = -1
+					emit("DELETE", k, v, "null")
+				default:
+					live[k] = v + 1
+					emit("UPDATE", k, v+1, fmt.Sprintf(`[{"qty":"%d"}]`, v))
+				}
+			}
+		}
+		p := filepath.Join(dir, fmt.Sprintf("night-%03d.json", n))
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// BenchmarkLakeYear loads an upsert table in a year of nightly runs (one
+// small input each, the loads compacting the table on their own at the
+// default thresholds) and reports the iceberg-go scan time of the table
+// after the first night and after the last, which hold about the same
+// number of keys, their ratio, and the last night's files:
+//
+//	go test -run '^$' -bench LakeYear -benchtime 1x ./pipeline [-args -lake.year=365]
+func BenchmarkLakeYear(b *testing.B) {
+	paths := yearArchive(b, b.TempDir(), 50000, *yearNights, 2000)
+	for b.Loop() {
+		wh := b.TempDir()
+		var first, last float64
+		var st Stats
+		for n, p := range paths {
+			var err error
+			if st, err = Run(context.Background(), Config{Options: decode.Options{Producer: true}, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2}, []string{p}); err != nil {
+				b.Fatal(err)
+			}
+			if n == 0 || n == len(paths)-1 {
+				b.StopTimer()
+				ms := bestScan(b, wh, st)
+				if n == 0 {
+					first = ms
+				} else {
+					last = ms
+				}
+				b.StartTimer()
+			}
+		}
+		b.StopTimer()
+		reportTable(b, wh, st)
+		b.ReportMetric(first, "first-scan-ms")
+		b.ReportMetric(last, "last-scan-ms")
+		b.ReportMetric(last/first, "last/first")
+		b.StartTimer()
+	}
+}
+
+// bestScan is the best of five iceberg-go scans of the table st loaded,
+// in milliseconds.
+func bestScan(b *testing.B, wh string, st Stats) float64 {
+	l, err := lake.Open(context.Background(), wh, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	dir := st.PerFile[0].Tables[0].Dir
+	ns, name := lakeIdent(tableKeyOf(b, filepath.Join(wh, dir)), dir)
+	best := time.Duration(1 << 62)
+	for range 5 {
+		tbl, err := l.Catalog().LoadTable(context.Background(), table.Identifier{ns, name})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		_, it, err := tbl.Scan().ToArrowRecords(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rec, err := range it {
+			if err != nil {
+				b.Fatal(err)
+			}
+			rec.Release()
+		}
+		best = min(best, time.Since(start))
+	}
+	return float64(best.Microseconds()) / 1000
 }

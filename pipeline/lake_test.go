@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -1232,5 +1233,36 @@ func TestChangelogPackedAndCompacted(t *testing.T) {
 				check("after maintain again", parts)
 			})
 		}
+	}
+}
+
+// TestLakeGroupOptimisticInputs: inputs larger than the schema sample
+// are decoded optimistically, and the feeder waits for each one's
+// verdict before the next; an input of a commit group must give its
+// verdict when it joins the group, not once the group is committed (the
+// group waits for the inputs after it: a load of two such inputs hung).
+func TestLakeGroupOptimisticInputs(t *testing.T) {
+	defer func(n int) { sampleBytes = n }(sampleBytes)
+	sampleBytes = 2000
+	paths := upsertArchive(t, t.TempDir(), 4, 200) // ~40 KB each
+	opts := decode.Options{Producer: true, CaseInsensitive: true}
+	for _, mode := range []string{lake.ModeChangelog, lake.ModeUpsert} {
+		t.Run(mode, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := Run(ctx, Config{Options: opts, To: ToIceberg, TableMode: mode, OutDir: t.TempDir(), Workers: 2, ChunkSize: 8 << 10}, paths)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the load of 4 inputs did not finish in 30 s")
+			}
+		})
 	}
 }

@@ -141,6 +141,7 @@ func (r *run) stageLake(ctx context.Context, fr *fileRun, st *Stats) error {
 	g.keys += keys
 	full := len(g.items) >= groupMax || g.keys >= groupKeys || fr.turn == len(r.turns)-1
 	g.qmu.Unlock()
+	r.giveVerdict(fr)
 	if full {
 		r.flushLake()
 	} else {

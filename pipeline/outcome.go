@@ -120,9 +120,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	if err != nil {
 		r.abortOutputs(fr)
 	}
-	if fr.verdict != nil {
-		defer func() { fr.verdict <- nil }() // the attempt stands (or fails as it is)
-	}
+	defer r.giveVerdict(fr)
 	if err == nil {
 		st.Warnings = r.columnWarnings(fr, st)
 	}
@@ -674,4 +672,15 @@ func deadLetter(err error, pos reader.Pos, kind string, raw []byte) writer.DeadL
 		reason = e.Path + ": " + reason
 	}
 	return writer.NewDeadLetter(pos.File, pos.Line, pos.Offset, e.Column, kind, reason, raw)
+}
+
+// giveVerdict tells the feeder that an optimistic attempt stands (or
+// fails as it is): it is not read again. An input waiting for its commit
+// group gives it before waiting, for the group waits for the inputs fed
+// after it.
+func (r *run) giveVerdict(fr *fileRun) {
+	if fr.verdict != nil && !fr.verdictGiven {
+		fr.verdictGiven = true
+		fr.verdict <- nil
+	}
 }

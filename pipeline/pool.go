@@ -105,6 +105,7 @@ type fileRun struct {
 	strict        bool
 	sampled       bool // its tables' evidence has every table's first sampleBytes (sampleNewTables)
 	verdict       chan error
+	verdictGiven  bool
 	// undo is the router as it was before the optimistic attempt's
 	// merges, pending the changes they made: reported when the attempt
 	// stands, undone when it stops.
