@@ -276,6 +276,8 @@ func sameSchema(a, b *arrowconv.Schema) bool {
 // less its del positions) into one data file at path, recording in its
 // footer the runs of rows per input stem (stems: each member's).
 func writePacked(ctx context.Context, path string, s *arrowconv.Schema, opts writer.ParquetOptions, recSchema *arrow.Schema, members []member, stems []string) error {
+	// One pack is written at a time: full-size pages, nothing held.
+	opts.PageBytes, opts.HoldRows = 0, 0
 	base := opts.Metadata
 	opts.Metadata = map[string]string{}
 	for k, v := range base {

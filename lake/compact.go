@@ -36,13 +36,17 @@ import (
 // runs over, and commits through iceberg-go's RewriteFiles builder.
 
 // planGroups are the groups of the table's files a compaction rewrites:
-// the planner's (small files, bin-packed to target), and every file with
-// deletes on its own (one deletion vector is enough to make a reader
-// apply it).
-func planGroups(tasks []table.FileScanTask, target int64) ([]table.CompactionTaskGroup, error) {
+// the planner's (small files, bin-packed to target), and files with
+// deletes on their own. thorough (cdcetl maintain) rewrites every file
+// with a delete; a load's own compaction only those with many deletes
+// (heavy), leaving a large file's few deleted rows to its vector.
+func planGroups(tasks []table.FileScanTask, target int64, thorough bool) ([]table.CompactionTaskGroup, error) {
 	cfg := compaction.DefaultConfig()
 	cfg.TargetFileSizeBytes, cfg.MinFileSizeBytes, cfg.MaxFileSizeBytes = target, target*3/4, target*9/5
-	cfg.MinInputFiles, cfg.DeleteFileThreshold = 2, 1
+	cfg.MinInputFiles = 2 // two small files are worth packing
+	if thorough {
+		cfg.DeleteFileThreshold = 1
+	}
 	plan, err := cfg.PlanCompaction(tasks)
 	if err != nil {
 		return nil, err
@@ -56,17 +60,41 @@ func planGroups(tasks []table.FileScanTask, target int64) ([]table.CompactionTas
 		}
 	}
 	for _, t := range tasks {
-		if !grouped[t.File.FilePath()] && len(t.DeleteFiles)+len(t.DeletionVectorFiles)+len(t.EqualityDeleteFiles) > 0 {
+		if grouped[t.File.FilePath()] {
+			continue
+		}
+		if thorough && deleteCount(t) > 0 || heavy(t) {
 			groups = append(groups, table.CompactionTaskGroup{PartitionKey: t.File.FilePath(), Tasks: []table.FileScanTask{t}, TotalSizeBytes: t.File.FileSizeBytes()})
 		}
 	}
 	return groups, nil
 }
 
+// deleteCount is the number of delete files that apply to a task's file.
+func deleteCount(t table.FileScanTask) int {
+	return len(t.DeleteFiles) + len(t.DeletionVectorFiles) + len(t.EqualityDeleteFiles)
+}
+
+// heavy reports whether a data file has deletes enough to rewrite it
+// whatever its size: Iceberg's defaults, 5 delete files or 30% of its
+// rows deleted (by its deletion vector or file-scoped position deletes).
+func heavy(t table.FileScanTask) bool {
+	if deleteCount(t) >= 5 {
+		return true
+	}
+	var deleted int64
+	for _, d := range append(slices.Clone(t.DeletionVectorFiles), t.DeleteFiles...) {
+		if ref := d.ReferencedDataFile(); ref != nil && *ref == t.File.FilePath() {
+			deleted += d.Count()
+		}
+	}
+	return t.File.Count() > 0 && float64(deleted) >= 0.3*float64(t.File.Count())
+}
+
 // compactChangelog rewrites a changelog table's small files and files
 // with deletes. A concurrent commit makes it plan again (a few times,
 // then it gives up: the table is as it was).
-func compactChangelog(ctx context.Context, tbl *table.Table, target int64) (*table.Table, int, error) {
+func compactChangelog(ctx context.Context, tbl *table.Table, target int64, thorough bool) (*table.Table, int, error) {
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
 		if attempt > 0 {
@@ -74,7 +102,7 @@ func compactChangelog(ctx context.Context, tbl *table.Table, target int64) (*tab
 				return nil, 0, err
 			}
 		}
-		done, n, err := compactChangelogOnce(ctx, tbl, target)
+		done, n, err := compactChangelogOnce(ctx, tbl, target, thorough)
 		if err == nil {
 			return done, n, nil
 		}
@@ -86,7 +114,7 @@ func compactChangelog(ctx context.Context, tbl *table.Table, target int64) (*tab
 	return nil, 0, fmt.Errorf("concurrent commits kept changing the table (try again later): %w", last)
 }
 
-func compactChangelogOnce(ctx context.Context, tbl *table.Table, target int64) (*table.Table, int, error) {
+func compactChangelogOnce(ctx context.Context, tbl *table.Table, target int64, thorough bool) (*table.Table, int, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -94,7 +122,7 @@ func compactChangelogOnce(ctx context.Context, tbl *table.Table, target int64) (
 	// Equality deletes (another writer's) are not applied here: their
 	// files stay as they are.
 	tasks = slices.DeleteFunc(tasks, func(t table.FileScanTask) bool { return len(t.EqualityDeleteFiles) > 0 })
-	groups, err := planGroups(tasks, target)
+	groups, err := planGroups(tasks, target, thorough)
 	if err != nil || len(groups) == 0 {
 		return tbl, 0, err
 	}

@@ -175,7 +175,14 @@ func (t *Table) stageUpserts(ctx context.Context, tx *table.Transaction, props i
 		}
 	}
 	var news []*newFile
-	live := map[string]rowAt{}
+	// Where each key's live row is, across the group's files. A group of
+	// one input needs no map of its own (its deltas, one per partition,
+	// have keys of their own, and no other file of the group has rows of
+	// them): one input of millions of keys then holds them once.
+	var live map[string]rowAt
+	if slices.ContainsFunc(inputOf, func(i int) bool { return i != inputOf[0] }) {
+		live = map[string]rowAt{}
+	}
 	for n, d := range deltas {
 		data := &newFile{path: d.dataPath, d: d, input: inputOf[n], del: slices.Clone(d.posDeletes)}
 		if v, ok := t.partOf.Load(d.dataPath); ok && spec.NumFields() > 0 {
@@ -189,6 +196,9 @@ func (t *Table) stageUpserts(ctx context.Context, tx *table.Transaction, props i
 			}
 		}
 		for k, p := range d.last {
+			if live == nil {
+				break
+			}
 			if prev, ok := live[k]; ok && prev.file != nil {
 				prev.file.del = append(prev.file.del, prev.pos)
 			}
@@ -212,7 +222,18 @@ func (t *Table) stageUpserts(ctx context.Context, tx *table.Transaction, props i
 	}
 	var olds []*oldFile
 	if !trunc && t.tbl.CurrentSnapshot() != nil && len(deltas) > 0 {
-		if olds, err = t.locate(ctx, live, deltas); err != nil {
+		touched := func(k string) bool { _, ok := live[k]; return ok }
+		if live == nil {
+			touched = func(k string) bool {
+				for _, d := range deltas {
+					if _, ok := d.last[k]; ok {
+						return true
+					}
+				}
+				return false
+			}
+		}
+		if olds, err = t.locate(ctx, touched, deltas); err != nil {
 			return nil, written, fmt.Errorf("finding the rows of the keys it changes: %w", err)
 		}
 	}
@@ -445,10 +466,10 @@ func takeRows(ctx context.Context, b arrow.RecordBatch, idx arrow.Array, mem mem
 }
 
 // locate finds the rows of the table's current snapshot whose keys the
-// group touches (the keys of live), and are not deleted yet. Only data
+// group touches (touched), and are not deleted yet. Only data
 // files whose key bounds overlap those of the group's files are read,
 // and of them only the key columns.
-func (t *Table) locate(ctx context.Context, live map[string]rowAt, deltas []*Delta) ([]*oldFile, error) {
+func (t *Table) locate(ctx context.Context, touched func(string) bool, deltas []*Delta) ([]*oldFile, error) {
 	d := deltas[0]
 	if d.recSchema == nil {
 		return nil, nil
@@ -509,7 +530,7 @@ func (t *Table) locate(ctx context.Context, live map[string]rowAt, deltas []*Del
 				if buf, null = arrowconv.AppendKey(buf[:0], cols, i); null >= 0 {
 					continue
 				}
-				if _, ok := live[string(buf)]; !ok {
+				if !touched(string(buf)) {
 					continue
 				}
 				if p := base + int64(i); deleted == nil || !deleted(p) {

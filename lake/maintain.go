@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +44,10 @@ type MaintainOptions struct {
 	// TargetFileSize is the size compaction packs data files to (0: the
 	// table's write.target-file-size-bytes, else Iceberg's 512 MiB).
 	TargetFileSize int64
+	// Auto is a load's own maintenance: a file's deletes are applied only
+	// when they are many (5 delete files, or 30% of its rows), not
+	// whenever it has one.
+	Auto bool
 }
 
 // MaintainResult is what Maintain did to a table.
@@ -102,9 +107,9 @@ func (l *Lake) Maintain(ctx context.Context, ident table.Identifier, opts Mainta
 			target = tbl.Properties().GetInt64(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
 		}
 		if tbl.Properties()[PropMode] == ModeUpsert {
-			tbl, res.Rewritten, err = compact(ctx, tbl, target)
+			tbl, res.Rewritten, err = compact(ctx, tbl, target, !opts.Auto)
 		} else {
-			tbl, res.Rewritten, err = compactChangelog(ctx, tbl, target)
+			tbl, res.Rewritten, err = compactChangelog(ctx, tbl, target, !opts.Auto)
 		}
 		if err != nil {
 			return res, fmt.Errorf("%s: compacting: %w", res.Table, err)
@@ -153,12 +158,12 @@ func countFiles(ctx context.Context, tbl *table.Table) (data, deletes int, err e
 
 // compact rewrites an upsert table's data files that have deletes, or
 // are small, bin-packed to the target size, in one atomic rewrite.
-func compact(ctx context.Context, tbl *table.Table, target int64) (*table.Table, int, error) {
+func compact(ctx context.Context, tbl *table.Table, target int64, thorough bool) (*table.Table, int, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	groups, err := planGroups(tasks, target)
+	groups, err := planGroups(tasks, target, thorough)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -329,30 +334,75 @@ func removeLoc(fs iceio.IO, loc string) error {
 	return fs.Remove(loc)
 }
 
-// Thresholds of the compaction a load runs on the upsert tables it
-// loaded (table properties, with these defaults): more data files than
-// PropMaxDataFiles, or more delete files than PropMaxDeleteFiles.
+// Thresholds of the compaction a load runs on the tables it loaded
+// (table properties, with these defaults): more data files than
+// PropMaxDataFiles, more delete files than PropMaxDeleteFiles, a data
+// file with many deletes (heavy), or two small data files (below 75% of
+// the target size) that hold at most PropEagerBytes together: packing
+// those costs little, and keeps a small table in a file or two, which
+// readers open fastest.
 const (
 	PropMaxDataFiles   = "cdcetl.maintain.max-data-files"
 	PropMaxDeleteFiles = "cdcetl.maintain.max-delete-files"
+	PropEagerBytes     = "cdcetl.maintain.eager-bytes"
 
 	DefaultMaxDataFiles   = 32
 	DefaultMaxDeleteFiles = 32
+	DefaultEagerBytes     = 64 << 20
 )
 
 // NeedsMaintenance reports whether the table's current snapshot passes
 // its compaction thresholds.
 func (l *Lake) NeedsMaintenance(ctx context.Context, ident table.Identifier) (bool, error) {
 	tbl, err := l.cat.LoadTable(ctx, ident)
-	if err != nil {
+	if err != nil || tbl.CurrentSnapshot() == nil {
 		return false, err
 	}
-	data, dels, err := countFiles(ctx, tbl)
+	if err := lazysubstrait.Ensure(); err != nil {
+		return false, err
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return false, err
 	}
 	p := tbl.Properties()
-	return data > p.GetInt(PropMaxDataFiles, DefaultMaxDataFiles) || dels > p.GetInt(PropMaxDeleteFiles, DefaultMaxDeleteFiles), nil
+	target := p.GetInt64(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
+	dels := map[string]bool{}
+	type smalls struct {
+		n     int
+		bytes int64
+	}
+	small := map[string]*smalls{} // by partition: files are packed within theirs
+	for _, t := range tasks {
+		for _, d := range append(append(slices.Clone(t.DeleteFiles), t.DeletionVectorFiles...), t.EqualityDeleteFiles...) {
+			k := d.FilePath()
+			if off := d.ContentOffset(); off != nil {
+				k += "@" + strconv.FormatInt(*off, 10)
+			}
+			dels[k] = true
+		}
+		if heavy(t) {
+			return true, nil
+		}
+		if t.File.FileSizeBytes() < target*3/4 {
+			k := fmt.Sprint(t.File.SpecID(), t.File.Partition())
+			if small[k] == nil {
+				small[k] = &smalls{}
+			}
+			small[k].n++
+			small[k].bytes += t.File.FileSizeBytes()
+		}
+	}
+	if len(tasks) > p.GetInt(PropMaxDataFiles, DefaultMaxDataFiles) || len(dels) > p.GetInt(PropMaxDeleteFiles, DefaultMaxDeleteFiles) {
+		return true, nil
+	}
+	eager := p.GetInt64(PropEagerBytes, DefaultEagerBytes)
+	for _, sm := range small {
+		if sm.n >= 2 && sm.bytes <= eager {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Loaded lists the tables this lake opened for writing, in name order.

@@ -459,7 +459,7 @@ func (r *run) maintainLakes(ctx context.Context) error {
 		if !need {
 			continue
 		}
-		res, err := r.lake.Maintain(ctx, id, lake.MaintainOptions{OlderThan: lake.DefaultOlderThan})
+		res, err := r.lake.Maintain(ctx, id, lake.MaintainOptions{OlderThan: lake.DefaultOlderThan, Auto: true})
 		if err != nil {
 			return fmt.Errorf("maintaining after the load (the load is committed; --no-maintain skips this): %w", err)
 		}

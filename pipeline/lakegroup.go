@@ -24,7 +24,7 @@ import (
 // before it stand, as they do when each commits on its own).
 const (
 	groupMax  = 1024
-	groupKeys = 4 << 20
+	groupKeys = 1 << 20
 )
 
 type lakeGroup struct {
