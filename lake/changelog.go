@@ -18,7 +18,6 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
-	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
 	"github.com/cdcetl/cdcetl/writer"
 )
 
@@ -359,10 +358,7 @@ func segmentsOf(fs iceio.IO, tableLoc, loc string, rows int64, nParts int) ([]se
 // rowsOfStems finds the rows of the table's current snapshot that inputs
 // of the given stems wrote, and are not deleted yet.
 func (t *Table) rowsOfStems(ctx context.Context, stems map[string]bool) ([]*oldFile, error) {
-	if err := lazysubstrait.Ensure(); err != nil {
-		return nil, err
-	}
-	tasks, err := t.tbl.Scan().PlanFiles(ctx)
+	tasks, err := t.tbl.Scan().PlanFiles(ctx) // no filter: no substrait
 	if err != nil {
 		return nil, err
 	}

@@ -653,11 +653,13 @@ const HintFile = "version-hint.text"
 // file, unless it already names a later one (another process committed
 // meanwhile). A hint that cannot be written is removed rather than left
 // naming an older version: readers then need the catalog, as before.
-func (t *Table) writeHint(ctx context.Context) {
-	loc := t.tbl.MetadataLocation()
+func (t *Table) writeHint(ctx context.Context) { t.lake.writeHint(ctx, t.tbl) }
+
+func (l *Lake) writeHint(ctx context.Context, tbl *table.Table) {
+	loc := tbl.MetadataLocation()
 	version := strings.TrimSuffix(path.Base(loc), ".metadata.json")
-	hint := strings.TrimSuffix(t.tbl.Location(), "/") + "/metadata/" + HintFile
-	fs, err := t.tbl.FS(ctx)
+	hint := strings.TrimSuffix(tbl.Location(), "/") + "/metadata/" + HintFile
+	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return
 	}
@@ -668,7 +670,7 @@ func (t *Table) writeHint(ctx context.Context) {
 			return
 		}
 	}
-	if t.lake.remote == "" {
+	if l.remote == "" {
 		// A local warehouse: a temporary file renamed into place.
 		p, err := PathOf(hint)
 		if err != nil {

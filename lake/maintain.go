@@ -94,9 +94,6 @@ func (l *Lake) Maintain(ctx context.Context, ident table.Identifier, opts Mainta
 	if err != nil {
 		return res, err
 	}
-	if err := lazysubstrait.Ensure(); err != nil {
-		return res, err
-	}
 	res.SnapshotsBefore = len(tbl.Metadata().Snapshots())
 	if res.DataFilesBefore, res.DeleteFilesBefore, err = countFiles(ctx, tbl); err != nil {
 		return res, err
@@ -106,18 +103,30 @@ func (l *Lake) Maintain(ctx context.Context, ident table.Identifier, opts Mainta
 		if target <= 0 {
 			target = tbl.Properties().GetInt64(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
 		}
+		var done *table.Table
 		if tbl.Properties()[PropMode] == ModeUpsert {
-			tbl, res.Rewritten, err = compact(ctx, tbl, target, !opts.Auto)
+			// iceberg-go's rewrite applies equality deletes with
+			// substrait's functions.
+			if err := lazysubstrait.Ensure(); err != nil {
+				return res, err
+			}
+			done, res.Rewritten, err = compact(ctx, tbl, target, !opts.Auto)
 		} else {
-			tbl, res.Rewritten, err = compactChangelog(ctx, tbl, target, !opts.Auto)
+			done, res.Rewritten, err = compactChangelog(ctx, tbl, target, !opts.Auto)
 		}
 		if err != nil {
 			return res, fmt.Errorf("%s: compacting: %w", res.Table, err)
 		}
+		tbl = done
+		// Readers that open the table by its directory see it.
+		l.writeHint(ctx, tbl)
 	}
-	if tbl, err = expire(ctx, tbl, opts.OlderThan); err != nil {
+	done, err := expire(ctx, tbl, opts.OlderThan)
+	if err != nil {
 		return res, fmt.Errorf("%s: expiring snapshots: %w", res.Table, err)
 	}
+	tbl = done
+	l.writeHint(ctx, tbl)
 	if res.OrphansRemoved, err = removeOrphans(ctx, tbl, opts.OlderThan); err != nil {
 		return res, fmt.Errorf("%s: removing files no snapshot refers to: %w", res.Table, err)
 	}
@@ -358,10 +367,7 @@ func (l *Lake) NeedsMaintenance(ctx context.Context, ident table.Identifier) (bo
 	if err != nil || tbl.CurrentSnapshot() == nil {
 		return false, err
 	}
-	if err := lazysubstrait.Ensure(); err != nil {
-		return false, err
-	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	tasks, err := tbl.Scan().PlanFiles(ctx) // no filter: no substrait
 	if err != nil {
 		return false, err
 	}

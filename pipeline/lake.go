@@ -446,7 +446,7 @@ func recoverLake(ctx context.Context, dir, pending string, j *Journal, l *lake.L
 	return nil
 }
 
-// maintainLakes compacts the upsert tables this run loaded whose files
+// maintainLakes compacts the tables this run loaded whose files
 // pass their thresholds (lake.NeedsMaintenance), so a table loaded every
 // night needs no scheduler. Snapshots and orphans older than the
 // default age go too.

@@ -870,7 +870,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	if err == nil && cfg.Materialize && r.journal != nil {
 		err = r.materializeTables(outer)
 	}
-	if err == nil && r.lake != nil && cfg.TableMode == lake.ModeUpsert && !cfg.NoMaintain && r.total.Committed > 0 {
+	if err == nil && r.lake != nil && !cfg.NoMaintain && r.total.Committed > 0 {
 		err = r.maintainLakes(outer)
 	}
 	if err == nil && len(r.failed)+len(r.undisposed) > 0 {

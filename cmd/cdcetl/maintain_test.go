@@ -50,7 +50,7 @@ func TestMaintain(t *testing.T) {
 	load := func(wh string, mode string, paths ...string) {
 		t.Helper()
 		var stderr bytes.Buffer
-		args := append([]string{"convert", "--quiet", "--to", "iceberg", "--table-mode", mode, "--primary-key", "inv.*=id", "-o", wh}, paths...)
+		args := append([]string{"convert", "--quiet", "--no-maintain", "--to", "iceberg", "--table-mode", mode, "--primary-key", "inv.*=id", "-o", wh}, paths...)
 		if code := run(args, io.Discard, &stderr); code != 0 {
 			t.Fatalf("%s: exit %d: %s", mode, code, stderr.String())
 		}
