@@ -357,7 +357,7 @@ const (
 
 	DefaultMaxDataFiles   = 32
 	DefaultMaxDeleteFiles = 32
-	DefaultEagerBytes     = 64 << 20
+	DefaultEagerBytes     = 8 << 20
 )
 
 // NeedsMaintenance reports whether the table's current snapshot passes
