@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -25,15 +27,20 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/compaction"
 	"github.com/apache/iceberg-go/table/dv"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/writer"
 )
 
-// Compaction of changelog tables. iceberg-go's RewriteDataFiles would do
-// (upsert tables use it), but its files would lose what cdcetl's record:
-// which input each run of rows came from (FooterStems), by which a grown
-// input finds the rows of its earlier version. This rewrite plans as
-// iceberg-go does (compaction's bin-pack planner), then copies each
-// group's rows, deletes applied, into one file per schema, carrying the
-// runs over, and commits through iceberg-go's RewriteFiles builder.
+// Compaction. iceberg-go's RewriteDataFiles would do, but its files would
+// lose what cdcetl's record: which input each run of rows came from
+// (FooterStems), by which a grown input finds the rows of its earlier
+// version in a changelog table; and its encoder runs at a quarter of the
+// speed of cdcetl's. This rewrite plans as iceberg-go does (compaction's
+// bin-pack planner), then copies each group's rows, deletes applied, into
+// one file per schema, carrying the runs over, and commits through
+// iceberg-go's RewriteFiles builder. Equality deletes it does not apply:
+// tables with them go through RewriteDataFiles (maintain.go).
 
 // planGroups are the groups of the table's files a compaction rewrites:
 // the planner's (small files, bin-packed to target), and files with
@@ -91,10 +98,10 @@ func heavy(t table.FileScanTask) bool {
 	return t.File.Count() > 0 && float64(deleted) >= 0.3*float64(t.File.Count())
 }
 
-// compactChangelog rewrites a changelog table's small files and files
-// with deletes. A concurrent commit makes it plan again (a few times,
-// then it gives up: the table is as it was).
-func compactChangelog(ctx context.Context, tbl *table.Table, target int64, thorough bool) (*table.Table, int, error) {
+// compactOwn rewrites a table's small files and files with deletes. A
+// concurrent commit makes it plan again (a few times, then it gives up:
+// the table is as it was).
+func compactOwn(ctx context.Context, tbl *table.Table, target int64, thorough bool) (*table.Table, int, error) {
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
 		if attempt > 0 {
@@ -102,7 +109,7 @@ func compactChangelog(ctx context.Context, tbl *table.Table, target int64, thoro
 				return nil, 0, err
 			}
 		}
-		done, n, err := compactChangelogOnce(ctx, tbl, target, thorough)
+		done, n, err := compactOwnOnce(ctx, tbl, target, thorough)
 		if err == nil {
 			return done, n, nil
 		}
@@ -114,7 +121,7 @@ func compactChangelog(ctx context.Context, tbl *table.Table, target int64, thoro
 	return nil, 0, fmt.Errorf("concurrent commits kept changing the table (try again later): %w", last)
 }
 
-func compactChangelogOnce(ctx context.Context, tbl *table.Table, target int64, thorough bool) (*table.Table, int, error) {
+func compactOwnOnce(ctx context.Context, tbl *table.Table, target int64, thorough bool) (*table.Table, int, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -158,11 +165,10 @@ func compactChangelogOnce(ctx context.Context, tbl *table.Table, target int64, t
 		bySchema := map[string][]table.FileScanTask{}
 		var order []string
 		for _, t := range ts {
-			sch, err := fileSchema(fs, t.File.FilePath())
+			key, err := schemaKey(fs, t.File.FilePath())
 			if err != nil {
 				return fail(err)
 			}
-			key := sch.String()
 			if _, ok := bySchema[key]; !ok {
 				order = append(order, key)
 			}
@@ -227,6 +233,29 @@ func compactChangelogOnce(ctx context.Context, tbl *table.Table, target int64, t
 	return done, len(olds), nil
 }
 
+// FooterColumns is the Parquet footer key of the Flink column list
+// (arrowconv's) a cdcetl data file was written with: compaction writes
+// with cdcetl's own encoder when it is there (arrow-go's, which
+// iceberg-go's rewrite uses, runs at about a quarter of its speed).
+const FooterColumns = "cdcetl.columns"
+
+// schemaKey is what a data file's schema is known by: its column list,
+// else its Arrow schema.
+func schemaKey(fs iceio.IO, loc string) (string, error) {
+	kv, _, err := footerOf(fs, loc)
+	if err != nil {
+		return "", err
+	}
+	if cols := kv[FooterColumns]; cols != "" {
+		return cols, nil
+	}
+	sch, err := fileSchema(fs, loc)
+	if err != nil {
+		return "", err
+	}
+	return sch.String(), nil
+}
+
 // fileSchema is the Arrow schema of a data file.
 func fileSchema(fs iceio.IO, loc string) (*arrow.Schema, error) {
 	f, err := fs.Open(loc)
@@ -242,16 +271,116 @@ func fileSchema(fs iceio.IO, loc string) (*arrow.Schema, error) {
 	return pqarrow.FromParquet(pf.MetaData().Schema, &pqarrow.ArrowReadProperties{}, nil)
 }
 
-// rewriteFiles copies the live rows of the tasks' files (of one schema,
-// in one partition) into one new data file at loc, with the runs of rows
-// per input they carry, and describes it (nil: no row was live).
-func rewriteFiles(ctx context.Context, tbl *table.Table, fs iceio.IO, wfs iceio.WriteFileIO, tasks []table.FileScanTask, loc string) (iceberg.DataFile, error) {
-	meta := tbl.Metadata()
-	sch, err := fileSchema(fs, tasks[0].File.FilePath())
+// rowSink is the new file of a compaction group.
+type rowSink interface {
+	// recSchema is the schema batches are conformed to (nil: as read).
+	recSchema() *arrow.Schema
+	write(rec arrow.RecordBatch) error
+	setMeta(k, v string)
+	close() error
+	abort()
+}
+
+// keepMeta reports whether a footer key of a rewritten file goes into
+// the new one (what was per file is not).
+func keepMeta(k string) bool {
+	return k != "cdcetl.source" && k != FooterStems && k != "cdcetl.inputs" && k != "ARROW:schema"
+}
+
+// ownSink writes with cdcetl's encoder (the files' column list known),
+// straight into a local warehouse, or into a temporary file uploaded at
+// the end.
+type ownSink struct {
+	w     *writer.Parquet
+	sch   *arrow.Schema
+	local string // the file written
+	wfs   iceio.WriteFileIO
+	loc   string // its location, when it is uploaded
+}
+
+func newOwnSink(tbl *table.Table, wfs iceio.WriteFileIO, cols string, codec compress.Compression, kv map[string]string, loc string) (*ownSink, error) {
+	s, err := arrowconv.ParseColumns(cols)
 	if err != nil {
+		return nil, fmt.Errorf("footer %s: %w", FooterColumns, err)
+	}
+	ids := fieldIDs(tbl.Schema())
+	opts := writer.ParquetOptions{Compression: strings.ToLower(codec.String()), Iceberg: true, CreatedBy: "cdcetl maintain",
+		FieldIDs: func(path []string) int32 { return ids[strings.Join(path, "\x00")] }, Metadata: map[string]string{}}
+	if _, err := writer.Codec(opts.Compression); err != nil {
+		opts.Compression = "snappy" // a codec cdcetl does not write
+	}
+	for _, f := range tbl.Schema().Fields() {
+		if f.Required {
+			opts.Required = append(opts.Required, f.Name)
+		}
+	}
+	for k, v := range kv {
+		if keepMeta(k) {
+			opts.Metadata[k] = v
+		}
+	}
+	o := &ownSink{sch: s.ArrowSchema()}
+	if strings.HasPrefix(loc, "file:") {
+		if o.local, err = PathOf(loc); err != nil {
+			return nil, err
+		}
+	} else {
+		f, err := os.CreateTemp("", "cdcetl-compact-*.parquet")
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+		o.local, o.wfs, o.loc = f.Name(), wfs, loc
+	}
+	if o.w, err = writer.NewParquet(o.local, s, opts); err != nil {
 		return nil, err
 	}
-	kv, codec, err := footerOf(fs, tasks[0].File.FilePath())
+	return o, nil
+}
+
+func (o *ownSink) recSchema() *arrow.Schema { return o.sch }
+func (o *ownSink) write(rec arrow.RecordBatch) error {
+	return o.w.Write(context.Background(), rec)
+}
+func (o *ownSink) setMeta(k, v string) { o.w.SetMetadata(k, v) }
+func (o *ownSink) abort() {
+	o.w.Abort()
+	if o.loc != "" {
+		os.Remove(o.local)
+	}
+}
+func (o *ownSink) close() error {
+	if err := o.w.Close(); err != nil {
+		return err
+	}
+	if o.loc == "" {
+		return nil
+	}
+	defer os.Remove(o.local)
+	src, err := os.Open(o.local)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := o.wfs.Create(o.loc)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
+// arrowSink writes with arrow-go's Parquet writer, the files' Arrow
+// schema as it is (files without a column list: another writer's).
+type arrowSink struct {
+	w *pqarrow.FileWriter
+}
+
+func newArrowSink(fs iceio.IO, wfs iceio.WriteFileIO, src string, codec compress.Compression, kv map[string]string, loc string) (*arrowSink, error) {
+	sch, err := fileSchema(fs, src)
 	if err != nil {
 		return nil, err
 	}
@@ -266,64 +395,86 @@ func rewriteFiles(ctx context.Context, tbl *table.Table, fs iceio.IO, wfs iceio.
 		out.Close()
 		return nil, err
 	}
+	a := &arrowSink{w: w}
+	for k, v := range kv {
+		if keepMeta(k) {
+			a.setMeta(k, v)
+		}
+	}
+	return a, nil
+}
+
+func (a *arrowSink) recSchema() *arrow.Schema          { return nil }
+func (a *arrowSink) write(rec arrow.RecordBatch) error { return a.w.WriteBuffered(rec) }
+func (a *arrowSink) setMeta(k, v string)               { a.w.AppendKeyValueMetadata(k, v) }
+func (a *arrowSink) close() error                      { return a.w.Close() }
+func (a *arrowSink) abort()                            { a.w.Close() }
+
+// rewriteFiles copies the live rows of the tasks' files (of one schema,
+// in one partition) into one new data file at loc, with the runs of rows
+// per input they carry, and describes it (nil: no row was live).
+func rewriteFiles(ctx context.Context, tbl *table.Table, fs iceio.IO, wfs iceio.WriteFileIO, tasks []table.FileScanTask, loc string) (iceberg.DataFile, error) {
+	meta := tbl.Metadata()
+	kv, codec, err := footerOf(fs, tasks[0].File.FilePath())
+	if err != nil {
+		return nil, err
+	}
+	var w rowSink
+	if cols := kv[FooterColumns]; cols != "" {
+		w, err = newOwnSink(tbl, wfs, cols, codec, kv, loc)
+	} else {
+		w, err = newArrowSink(fs, wfs, tasks[0].File.FilePath(), codec, kv, loc)
+	}
+	if err != nil {
+		return nil, err
+	}
 	var segs []segment
 	var rows int64
 	for _, t := range tasks {
-		loc := t.File.FilePath()
+		src := t.File.FilePath()
 		deleted, err := deletedAll(ctx, fs, t)
 		if err != nil {
-			w.Close()
+			w.abort()
 			return nil, err
 		}
-		srcSegs, err := segmentsOf(fs, meta.Location(), loc, t.File.Count(), specFields(meta, t.File))
+		srcSegs, err := segmentsOf(fs, meta.Location(), src, t.File.Count(), specFields(meta, t.File))
 		if err != nil {
-			w.Close()
+			w.abort()
 			return nil, err
 		}
 		// Each source row's run, less the deleted rows.
 		var at int64
+		var del []int64
 		for _, s := range srcSegs {
 			live := s.Rows
 			if deleted != nil {
 				for p := at; p < at+s.Rows; p++ {
 					if deleted(p) {
 						live--
+						del = append(del, p)
 					}
 				}
 			}
 			segs = addSegment(segs, s.Stem, live)
 			at += s.Rows
 		}
-		var del []int64
-		if deleted != nil {
-			for p := range t.File.Count() {
-				if deleted(p) {
-					del = append(del, p)
-				}
-			}
-		}
-		err = readLiveIO(ctx, fs, loc, del, func(rec arrow.RecordBatch) error {
+		err = readLiveIO(ctx, fs, src, del, w.recSchema(), func(rec arrow.RecordBatch) error {
 			rows += rec.NumRows()
-			return w.WriteBuffered(rec)
+			return w.write(rec)
 		})
 		if err != nil {
-			w.Close()
-			return nil, fmt.Errorf("%s: %w", loc, err)
+			w.abort()
+			return nil, fmt.Errorf("%s: %w", src, err)
 		}
 	}
 	raw, _ := json.Marshal(segs)
-	for k, v := range kv {
-		if k != "cdcetl.source" && k != FooterStems && k != "ARROW:schema" {
-			w.AppendKeyValueMetadata(k, v)
-		}
-	}
-	w.AppendKeyValueMetadata(FooterStems, string(raw))
+	w.setMeta(FooterStems, string(raw))
 	inputs := map[string]bool{}
 	for _, s := range segs {
 		inputs[s.Stem] = true
 	}
-	w.AppendKeyValueMetadata("cdcetl.inputs", strconv.Itoa(len(inputs)))
-	if err := w.Close(); err != nil {
+	w.setMeta("cdcetl.inputs", strconv.Itoa(len(inputs)))
+	if err := w.close(); err != nil {
 		return nil, err
 	}
 	if rows == 0 {
@@ -414,9 +565,10 @@ func deletedAll(ctx context.Context, fs iceio.IO, task table.FileScanTask) (func
 	return func(p int64) bool { _, ok := slices.BinarySearch(gone, p); return ok }, nil
 }
 
-// readLiveIO reads the data file at loc through fs, as it is, and passes
-// on its rows at positions not in del (sorted).
-func readLiveIO(ctx context.Context, fs iceio.IO, loc string, del []int64, fn func(arrow.RecordBatch) error) error {
+// readLiveIO reads the data file at loc through fs, conformed to sch
+// (nil: as it is), and passes on its rows at positions not in del
+// (sorted).
+func readLiveIO(ctx context.Context, fs iceio.IO, loc string, del []int64, sch *arrow.Schema, fn func(arrow.RecordBatch) error) error {
 	f, err := fs.Open(loc)
 	if err != nil {
 		return err
@@ -427,5 +579,5 @@ func readLiveIO(ctx context.Context, fs iceio.IO, loc string, del []int64, fn fu
 		return err
 	}
 	defer pf.Close()
-	return liveRows(ctx, pf, del, nil, memory.DefaultAllocator, fn)
+	return liveRows(ctx, pf, del, sch, memory.DefaultAllocator, fn)
 }

@@ -502,12 +502,16 @@ func promotable(from, to iceberg.Type) bool {
 }
 
 // index records the field ID of every Parquet path of the current schema.
-func (t *Table) index() {
-	t.ids = map[string]int32{}
+func (t *Table) index() { t.ids = fieldIDs(t.tbl.Schema()) }
+
+// fieldIDs maps a schema's Parquet paths (names joined by \x00) to their
+// field IDs.
+func fieldIDs(sch *iceberg.Schema) map[string]int32 {
+	ids := map[string]int32{}
 	var walk func(path []string, f iceberg.NestedField)
 	walk = func(path []string, f iceberg.NestedField) {
 		path = append(path, f.Name)
-		t.ids[strings.Join(path, "\x00")] = int32(f.ID)
+		ids[strings.Join(path, "\x00")] = int32(f.ID)
 		switch ty := f.Type.(type) {
 		case *iceberg.StructType:
 			for _, c := range ty.FieldList {
@@ -520,12 +524,13 @@ func (t *Table) index() {
 			walk(append(path, "key_value"), ty.ValueField())
 		}
 	}
-	for _, f := range t.tbl.Schema().Fields() {
+	for _, f := range sch.Fields() {
 		walk(nil, f)
 	}
+	return ids
 }
 
-// FieldIDs returns the field ID of a Parquet path, for the writer.
+// FieldIDs returns the field ID of a Parquet path of the table's schema.
 func (t *Table) FieldIDs() func(path []string) int32 {
 	t.mu.Lock()
 	ids := t.ids

@@ -25,9 +25,10 @@ import (
 // the inputs expired snapshots recorded are carried into a table property
 // (exactly-once outlives the snapshots), orphans are only ever data,
 // delete and manifest files (never a table directory's _schema.sql or
-// version-hint.text), and changelog tables are compacted by cdcetl's own
-// rewrite (compact.go), which keeps the record of which input each row
-// came from.
+// version-hint.text), and tables are compacted by cdcetl's own rewrite
+// (compact.go), which keeps the record of which input each row came from
+// and writes with cdcetl's encoder; iceberg-go's RewriteDataFiles only
+// where equality deletes apply.
 
 // PropInputs is the table property that holds the inputs recorded by
 // snapshots that were expired (JSON array of Input).
@@ -104,15 +105,19 @@ func (l *Lake) Maintain(ctx context.Context, ident table.Identifier, opts Mainta
 			target = tbl.Properties().GetInt64(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
 		}
 		var done *table.Table
-		if tbl.Properties()[PropMode] == ModeUpsert {
-			// iceberg-go's rewrite applies equality deletes with
-			// substrait's functions.
+		eq, err := hasEqualityDeletes(ctx, tbl)
+		if err != nil {
+			return res, err
+		}
+		if eq {
+			// Equality deletes (an earlier cdcetl's upsert loads): iceberg-go's
+			// rewrite applies them, with substrait's functions.
 			if err := lazysubstrait.Ensure(); err != nil {
 				return res, err
 			}
 			done, res.Rewritten, err = compact(ctx, tbl, target, !opts.Auto)
 		} else {
-			done, res.Rewritten, err = compactChangelog(ctx, tbl, target, !opts.Auto)
+			done, res.Rewritten, err = compactOwn(ctx, tbl, target, !opts.Auto)
 		}
 		if err != nil {
 			return res, fmt.Errorf("%s: compacting: %w", res.Table, err)
@@ -165,8 +170,19 @@ func countFiles(ctx context.Context, tbl *table.Table) (data, deletes int, err e
 	return data, deletes, nil
 }
 
-// compact rewrites an upsert table's data files that have deletes, or
-// are small, bin-packed to the target size, in one atomic rewrite.
+// hasEqualityDeletes reports whether equality deletes apply to a data
+// file of the table.
+func hasEqualityDeletes(ctx context.Context, tbl *table.Table) (bool, error) {
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return len(t.EqualityDeleteFiles) > 0 }), nil
+}
+
+// compact rewrites a table's data files that have deletes, or are small,
+// bin-packed to the target size, in one atomic rewrite, through
+// iceberg-go (which applies equality deletes).
 func compact(ctx context.Context, tbl *table.Table, target int64, thorough bool) (*table.Table, int, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {

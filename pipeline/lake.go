@@ -201,7 +201,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 	rel := filepath.Join(dir, "data", fr.stem+"-"+r.runID+".parquet")
 	opts := cfg.Parquet
 	opts.Metadata = map[string]string{"cdcetl.source": fr.file.Path, "cdcetl.version": cfg.Version,
-		"cdcetl.namespace": key.Namespace, "cdcetl.table": key.Name}
+		"cdcetl.namespace": key.Namespace, "cdcetl.table": key.Name, lake.FooterColumns: schema.ColumnList()}
 	if fr.format != nil {
 		opts.Metadata["cdcetl.format"] = fr.format.Name
 	} else if cfg.Format != nil {
