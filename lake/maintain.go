@@ -47,7 +47,8 @@ type MaintainOptions struct {
 	TargetFileSize int64
 	// Auto is a load's own maintenance: a file's deletes are applied only
 	// when they are many (5 delete files, or 30% of its rows), not
-	// whenever it has one.
+	// whenever it has one, and OlderThan is the table's
+	// history.expire.max-snapshot-age-ms (default 5 days).
 	Auto bool
 }
 
@@ -94,6 +95,11 @@ func (l *Lake) Maintain(ctx context.Context, ident table.Identifier, opts Mainta
 	tbl, err := l.cat.LoadTable(ctx, ident)
 	if err != nil {
 		return res, err
+	}
+	if opts.Auto {
+		// A load's maintenance keeps what the table's history property
+		// says (Iceberg's), else 5 days.
+		opts.OlderThan = time.Duration(tbl.Properties().GetInt64(table.MaxSnapshotAgeMsKey, DefaultOlderThan.Milliseconds())) * time.Millisecond
 	}
 	res.SnapshotsBefore = len(tbl.Metadata().Snapshots())
 	if res.DataFilesBefore, res.DeleteFilesBefore, err = countFiles(ctx, tbl); err != nil {
