@@ -265,8 +265,10 @@ func removeAll(files []string) error {
 }
 
 // Referenced lists, as absolute paths, every file (data and delete files)
-// the current snapshot of a table kept in the warehouse refers to: what a
-// clean-up after a crash must never remove.
+// a snapshot of a table kept in the warehouse refers to, the current one
+// and those its history keeps: what a clean-up after a crash must never
+// remove (a compaction's older files stay readable by time travel until
+// maintain expires their snapshots).
 func (l *Lake) Referenced(ctx context.Context) (map[string]bool, error) {
 	refs := map[string]bool{}
 	nss, err := l.cat.ListNamespaces(ctx, nil)
@@ -282,26 +284,29 @@ func (l *Lake) Referenced(ctx context.Context) (map[string]bool, error) {
 			if err != nil {
 				return nil, err
 			}
-			snap := tbl.CurrentSnapshot()
-			if snap == nil {
-				continue
-			}
 			fs, err := tbl.FS(ctx)
 			if err != nil {
 				return nil, err
 			}
-			mfs, err := snap.Manifests(fs)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", strings.Join(ident, "."), err)
-			}
-			for _, m := range mfs {
-				es, err := m.FetchEntries(fs, true)
+			read := map[string]bool{} // manifests are shared between snapshots
+			for _, snap := range tbl.Metadata().Snapshots() {
+				mfs, err := snap.Manifests(fs)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", strings.Join(ident, "."), err)
 				}
-				for _, e := range es {
-					if p, err := PathOf(e.DataFile().FilePath()); err == nil {
-						refs[p] = true
+				for _, m := range mfs {
+					if read[m.FilePath()] {
+						continue
+					}
+					read[m.FilePath()] = true
+					es, err := m.FetchEntries(fs, true)
+					if err != nil {
+						return nil, fmt.Errorf("%s: %w", strings.Join(ident, "."), err)
+					}
+					for _, e := range es {
+						if p, err := PathOf(e.DataFile().FilePath()); err == nil {
+							refs[p] = true
+						}
 					}
 				}
 			}
