@@ -63,6 +63,9 @@ type MaintainResult struct {
 	SnapshotsBefore   int    `json:"snapshots_before"`
 	SnapshotsAfter    int    `json:"snapshots_after"`
 	OrphansRemoved    int    `json:"orphans_removed"`
+	// Skipped says why a load's own maintenance stopped short (concurrent
+	// commits: the next load tries again).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Tables lists the tables of the lake's catalog.
@@ -126,14 +129,31 @@ func (l *Lake) Maintain(ctx context.Context, ident table.Identifier, opts Mainta
 			done, res.Rewritten, err = compactOwn(ctx, tbl, target, !opts.Auto)
 		}
 		if err != nil {
+			if opts.Auto && conflict(err) {
+				res.Skipped = "other commits kept changing the table"
+				return res, nil
+			}
 			return res, fmt.Errorf("%s: compacting: %w", res.Table, err)
 		}
 		tbl = done
 		// Readers that open the table by its directory see it.
 		l.writeHint(ctx, tbl)
 	}
-	done, err := expire(ctx, tbl, opts.OlderThan)
+	var done *table.Table
+	for attempt := 0; ; attempt++ {
+		if done, err = expire(ctx, tbl, opts.OlderThan); err == nil || !conflict(err) || attempt == 2 {
+			break
+		}
+		// A load committed meanwhile: expire from its head.
+		if err := tbl.Refresh(ctx); err != nil {
+			return res, err
+		}
+	}
 	if err != nil {
+		if opts.Auto && conflict(err) {
+			res.Skipped = "other commits kept changing the table"
+			return res, nil
+		}
 		return res, fmt.Errorf("%s: expiring snapshots: %w", res.Table, err)
 	}
 	tbl = done

@@ -369,8 +369,8 @@ type Stats struct {
 	// rerun commits nothing twice).
 	Committed int `json:"iceberg_committed,omitempty"`
 	Held      int `json:"iceberg_already_held,omitempty"`
-	// Maintained are the upsert tables the run compacted after its
-	// commits (their files passed the thresholds).
+	// Maintained are the tables the run maintained after its commits
+	// (their files passed the thresholds).
 	Maintained []lake.MaintainResult `json:"maintained,omitempty"`
 	// Materialized are the current-state snapshots made (--materialize).
 	Materialized []MaterializedTable `json:"materialized,omitempty"`

@@ -327,6 +327,10 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 			fmt.Fprintf(stderr, ", %d already in their tables", st.Held)
 		}
 		for _, m := range st.Maintained {
+			if m.Skipped != "" {
+				fmt.Fprintf(stderr, "; maintenance of %s skipped (%s)", m.Table, m.Skipped)
+				continue
+			}
 			fmt.Fprintf(stderr, "; compacted %s: %d data files -> %d, %d delete files -> %d", m.Table, m.DataFilesBefore, m.DataFilesAfter, m.DeleteFilesBefore, m.DeleteFilesAfter)
 		}
 	}
