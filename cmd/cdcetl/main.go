@@ -118,6 +118,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 1 {
 			topic = args[1]
 		}
+		if topic == "flags" && len(args) > 2 && args[2] == "--markdown" {
+			fmt.Fprint(stdout, cliReference()) // docs/cli.md
+			return exitOK
+		}
 		text, err := helpText(topic)
 		if err != nil {
 			return exitCode(err, stderr)
