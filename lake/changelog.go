@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -85,18 +84,11 @@ func (t *Table) CommitChangelog(ctx context.Context, ins []ChangelogInput, run s
 	var packs []*packOf
 	var written []string
 	ok, err := t.commitWith(ctx, func() (iceberg.Properties, bool, error) {
-		todo, replace = todo[:0], nil
-		var recs []Input
-		for i, c := range ins {
-			if _, held := t.committed[c.In.ID()]; held {
-				continue
-			}
-			todo = append(todo, i)
-			in := c.In
-			if c.Rows != "" {
-				in.Rows = json.RawMessage(c.Rows)
-			}
-			recs = append(recs, in)
+		var props iceberg.Properties
+		todo, props = t.unheld(len(ins), func(i int) (Input, string) { return ins[i].In, ins[i].Rows }, run)
+		replace = nil
+		for _, i := range todo {
+			in := ins[i].In
 			if id, ok := t.stems[in.Stem]; ok && in.Stem != "" && id != in.ID() {
 				if replace == nil {
 					replace = map[string]bool{}
@@ -104,11 +96,7 @@ func (t *Table) CommitChangelog(ctx context.Context, ins []ChangelogInput, run s
 				replace[in.Stem] = true
 			}
 		}
-		if len(todo) == 0 {
-			return nil, false, nil
-		}
-		raw, _ := json.Marshal(recs)
-		return iceberg.Properties{SummaryInputs: string(raw), SummaryRun: run}, true, nil
+		return props, len(todo) > 0, nil
 	}, func(tx *table.Transaction, props iceberg.Properties) error {
 		removeAll(written) // a conflict's retry writes them again
 		var err error
@@ -328,12 +316,7 @@ func addSegment(segs []segment, stem string, rows int64) []segment {
 // fields): its footer's, or the stem its name carries, or one run of
 // unknown origin.
 func segmentsOf(fs iceio.IO, tableLoc, loc string, rows int64, nParts int) ([]segment, error) {
-	f, err := fs.Open(loc)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
+	pf, err := openParquet(fs, loc)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -258,14 +257,9 @@ func schemaKey(fs iceio.IO, loc string) (string, error) {
 
 // fileSchema is the Arrow schema of a data file.
 func fileSchema(fs iceio.IO, loc string) (*arrow.Schema, error) {
-	f, err := fs.Open(loc)
+	pf, err := openParquet(fs, loc)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", loc, err)
 	}
 	defer pf.Close()
 	return pqarrow.FromParquet(pf.MetaData().Schema, &pqarrow.ArrowReadProperties{}, nil)
@@ -491,29 +485,15 @@ func rewriteFiles(ctx context.Context, tbl *table.Table, fs iceio.IO, wfs iceio.
 	if spec.NumFields() == 0 {
 		return df, nil
 	}
-	b, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, loc, iceberg.ParquetFile, tasks[0].File.Partition(), nil, nil, df.Count(), df.FileSizeBytes())
-	if err != nil {
-		return nil, err
-	}
-	b.ColumnSizes(df.ColumnSizes()).ValueCounts(df.ValueCounts()).NullValueCounts(df.NullValueCounts()).
-		LowerBoundValues(df.LowerBoundValues()).UpperBoundValues(df.UpperBoundValues())
-	if s := df.SplitOffsets(); len(s) > 0 {
-		b.SplitOffsets(s)
-	}
-	return b.Build(), nil
+	return inPartition(df, *spec, tasks[0].File.Partition())
 }
 
 // footerOf reads a data file's footer metadata and the codec of its
 // first column chunk (the rewrite keeps it).
 func footerOf(fs iceio.IO, loc string) (map[string]string, compress.Compression, error) {
-	f, err := fs.Open(loc)
+	pf, err := openParquet(fs, loc)
 	if err != nil {
 		return nil, 0, err
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", loc, err)
 	}
 	defer pf.Close()
 	kv := map[string]string{}
@@ -569,12 +549,7 @@ func deletedAll(ctx context.Context, fs iceio.IO, task table.FileScanTask) (func
 // (nil: as it is), and passes on its rows at positions not in del
 // (sorted).
 func readLiveIO(ctx context.Context, fs iceio.IO, loc string, del []int64, sch *arrow.Schema, fn func(arrow.RecordBatch) error) error {
-	f, err := fs.Open(loc)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
+	pf, err := openParquet(fs, loc)
 	if err != nil {
 		return err
 	}

@@ -61,24 +61,9 @@ func (t *Table) CommitUpserts(ctx context.Context, ins []UpsertInput, run string
 	var packs []*pack
 	var written []string // this attempt's packed and delete files
 	ok, err := t.commitWith(ctx, func() (iceberg.Properties, bool, error) {
-		todo = todo[:0]
-		var recs []Input
-		for i, u := range ins {
-			if _, held := t.committed[u.In.ID()]; held {
-				continue
-			}
-			todo = append(todo, i)
-			in := u.In
-			if u.Rows != "" {
-				in.Rows = json.RawMessage(u.Rows)
-			}
-			recs = append(recs, in)
-		}
-		if len(todo) == 0 {
-			return nil, false, nil
-		}
-		raw, _ := json.Marshal(recs)
-		return iceberg.Properties{SummaryInputs: string(raw), SummaryRun: run}, true, nil
+		var props iceberg.Properties
+		todo, props = t.unheld(len(ins), func(i int) (Input, string) { return ins[i].In, ins[i].Rows }, run)
+		return props, len(todo) > 0, nil
 	}, func(tx *table.Transaction, props iceberg.Properties) error {
 		removeAll(written) // a conflict's retry writes them again
 		var err error
@@ -87,11 +72,7 @@ func (t *Table) CommitUpserts(ctx context.Context, ins []UpsertInput, run string
 	})
 	if err != nil {
 		removeAll(written)
-		name := ins[0].In.Path
-		if len(ins) > 1 {
-			name = fmt.Sprintf("%d inputs (%s ... %s)", len(ins), ins[0].In.Path, ins[len(ins)-1].In.Path)
-		}
-		return nil, fmt.Errorf("iceberg table %s: committing %s: %w", t.Name(), name, err)
+		return nil, fmt.Errorf("iceberg table %s: committing %s: %w", t.Name(), groupName(ins[0].In.Path, ins[len(ins)-1].In.Path, len(ins)), err)
 	}
 	res := make([]GroupResult, len(ins))
 	if ok {
@@ -113,6 +94,27 @@ func (t *Table) CommitUpserts(ctx context.Context, ins []UpsertInput, run string
 		}
 	}
 	return res, nil
+}
+
+// unheld lists the group's inputs (n of them: in(i) is input i and its
+// rows by kind) the table does not hold yet, and the snapshot summary
+// that records them.
+func (t *Table) unheld(n int, in func(int) (Input, string), run string) ([]int, iceberg.Properties) {
+	var todo []int
+	var recs []Input
+	for i := range n {
+		x, rows := in(i)
+		if _, held := t.committed[x.ID()]; held {
+			continue
+		}
+		todo = append(todo, i)
+		if rows != "" {
+			x.Rows = json.RawMessage(rows)
+		}
+		recs = append(recs, x)
+	}
+	raw, _ := json.Marshal(recs)
+	return todo, iceberg.Properties{SummaryInputs: string(raw), SummaryRun: run}
 }
 
 // rowAt is where a key's live row is: a file of the group, or nowhere.
@@ -548,15 +550,25 @@ func (t *Table) locate(ctx context.Context, touched func(string) bool, deltas []
 	return out, nil
 }
 
+// openParquet opens the Parquet file at loc through fs (closing the
+// reader closes the file); errors name the file.
+func openParquet(fs iceio.IO, loc string) (*file.Reader, error) {
+	f, err := fs.Open(loc)
+	if err != nil {
+		return nil, err
+	}
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	return pf, nil
+}
+
 // readKeys reads the key columns of a data file, cast to types, and
 // passes them to each batch's fn with the position of its first row.
 func readKeys(ctx context.Context, fs iceio.IO, loc string, names []string, types []arrow.DataType, fn func(cols []arrow.Array, base int64)) error {
-	f, err := fs.Open(loc)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
+	pf, err := openParquet(fs, loc)
 	if err != nil {
 		return err
 	}
@@ -632,12 +644,7 @@ func (t *Table) fileScopedDeletes(ctx context.Context, fs iceio.IO, task table.F
 
 // readPositions reads a position-delete file's (file_path, pos) rows.
 func readPositions(ctx context.Context, fs iceio.IO, loc string, fn func(*array.String, *array.Int64)) error {
-	f, err := fs.Open(loc)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
+	pf, err := openParquet(fs, loc)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,13 @@ func (t *Table) dataFile(ctx context.Context, path string) (iceberg.DataFile, er
 	if err != nil {
 		return nil, err
 	}
-	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, df.FilePath(), iceberg.ParquetFile, vals.(map[int]any), nil, nil, df.Count(), df.FileSizeBytes())
+	return inPartition(df, spec, vals.(map[int]any))
+}
+
+// inPartition is df (described without partitions) in spec's partition
+// of the given values, its metrics kept.
+func inPartition(df iceberg.DataFile, spec iceberg.PartitionSpec, vals map[int]any) (iceberg.DataFile, error) {
+	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, df.FilePath(), iceberg.ParquetFile, vals, nil, nil, df.Count(), df.FileSizeBytes())
 	if err != nil {
 		return nil, err
 	}

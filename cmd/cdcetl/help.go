@@ -113,19 +113,31 @@ func flagsHelp() string {
 func optionsHelp() string {
 	var b strings.Builder
 	b.WriteString("Format options, written with the format's prefix as in Flink DDL\n(--option canal-json.ignore-parse-errors=true, or 'canal-json.ignore-parse-errors' = 'true' in WITH):\n\n")
-	docs, takenBy := decode.AllOptionDocs()
-	for i, d := range docs {
-		def := d.Default
-		if def == "" {
-			def = "none"
-		}
-		formats := "every format"
-		if len(takenBy[i]) < len(decode.Formats()) {
-			formats = strings.Join(takenBy[i], ", ")
-		}
-		fmt.Fprintf(&b, "  %s (default %s; %s)\n      %s\n", d.Key, def, formats, d.Doc)
+	for _, o := range formatOptions() {
+		fmt.Fprintf(&b, "  %s (default %s; %s)\n      %s\n", o.key, o.def, o.formats, o.doc)
 	}
 	return b.String()
+}
+
+// formatOption is a format option as the help and the reference list it.
+type formatOption struct{ key, def, formats, doc string }
+
+// formatOptions lists every format option once, with its default
+// ("none") and the formats that take it.
+func formatOptions() []formatOption {
+	docs, takenBy := decode.AllOptionDocs()
+	out := make([]formatOption, len(docs))
+	for i, d := range docs {
+		o := formatOption{key: d.Key, def: d.Default, formats: "every format", doc: d.Doc}
+		if o.def == "" {
+			o.def = "none"
+		}
+		if len(takenBy[i]) < len(decode.Formats()) {
+			o.formats = strings.Join(takenBy[i], ", ")
+		}
+		out[i] = o
+	}
+	return out
 }
 
 // metadataHelp lists the metadata keys of each format.

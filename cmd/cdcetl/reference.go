@@ -45,17 +45,8 @@ func cliReference() string {
 		}
 	}
 	b.WriteString("\n## Format options\n\nWritten with the format's prefix, as in Flink DDL (`--option canal-json.ignore-parse-errors=true`).\n\n| option | default | formats | what it does |\n| --- | --- | --- | --- |\n")
-	docs, takenBy := decode.AllOptionDocs()
-	for i, d := range docs {
-		def := d.Default
-		if def == "" {
-			def = "none"
-		}
-		formats := "every format"
-		if len(takenBy[i]) < len(decode.Formats()) {
-			formats = strings.Join(takenBy[i], ", ")
-		}
-		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", d.Key, def, formats, cell(d.Doc))
+	for _, o := range formatOptions() {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", o.key, o.def, o.formats, cell(o.doc))
 	}
 	b.WriteString("\n## Metadata columns\n\n`name TYPE METADATA FROM 'key' VIRTUAL`, the type as listed (timestamps may be declared at any precision).\n")
 	for _, f := range decode.Formats() {
