@@ -3,7 +3,9 @@ package lake
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -331,8 +333,31 @@ func propInputs(raw string) []Input {
 
 // removeOrphans removes the data, delete and manifest files under the
 // table that no snapshot refers to and that are older than olderThan.
+//
+// Other loaders of the table (shards) write and remove files under it
+// meanwhile: a file that vanishes while the table is listed is skipped
+// (iceberg-go's listing fails on it), and a manifest that another
+// loader's expiry removed sends the plan round again from the new head.
 func removeOrphans(ctx context.Context, tbl *table.Table, olderThan time.Duration) (int, error) {
-	plan, err := tbl.DeleteOrphanFiles(ctx, table.WithFilesOlderThan(olderThan), table.WithDryRun(true))
+	listed := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), func(ctx context.Context) (iceio.IO, error) {
+		fs, err := tbl.FS(ctx)
+		if l, ok := fs.(iceio.ListableIO); ok && err == nil {
+			return vanishingIO{l}, nil
+		}
+		return fs, err
+	}, nil)
+	var plan table.OrphanCleanupResult
+	var err error
+	for attempt := 0; ; attempt++ {
+		plan, err = listed.DeleteOrphanFiles(ctx, table.WithFilesOlderThan(olderThan), table.WithDryRun(true))
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 2 {
+			break
+		}
+		if err := tbl.Refresh(ctx); err != nil {
+			return 0, err
+		}
+		listed = table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), listed.FS, nil)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -369,6 +394,41 @@ func removeOrphans(ctx context.Context, tbl *table.Table, olderThan time.Duratio
 	}
 	return n, nil
 }
+
+// vanishingIO lists a directory whose files come and go: an entry
+// removed between its directory's read and its stat is left out, as if
+// the listing had come a moment later.
+type vanishingIO struct{ iceio.ListableIO }
+
+func (v vanishingIO) WalkDir(root string, fn fs.WalkDirFunc) error {
+	return v.ListableIO.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path != root {
+				return nil
+			}
+			return fn(path, d, err)
+		}
+		if d.IsDir() {
+			return fn(path, d, nil)
+		}
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fn(path, d, err)
+		}
+		return fn(path, statEntry{d, info}, nil)
+	})
+}
+
+// statEntry is a directory entry with its stat already taken.
+type statEntry struct {
+	fs.DirEntry
+	info fs.FileInfo
+}
+
+func (e statEntry) Info() (fs.FileInfo, error) { return e.info, nil }
 
 // removeLoc removes a file of a table, local or in a bucket.
 func removeLoc(fs iceio.IO, loc string) error {
