@@ -9,7 +9,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
-// TestSourcePosition checks each format's source-position rule (README,
+// TestSourcePosition checks each format's source-position rule (docs/types-and-formats.md,
 // position.go) and file.line, and that positions sort in log order.
 func TestSourcePosition(t *testing.T) {
 	cases := []struct {

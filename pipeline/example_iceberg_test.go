@@ -18,7 +18,7 @@ import (
 // Loads the shipped sample into an Iceberg changelog table, then reads the
 // table back with iceberg-go alone, as any Go program can: the current
 // metadata file is the one metadata/version-hint.text names. This is the
-// README's "Reading the tables" snippet, run.
+// "Reading the results back" snippet of docs/iceberg.md, run.
 func Example_readIcebergWithIcebergGo() {
 	ctx := context.Background()
 	lake, _ := os.MkdirTemp("", "lake")

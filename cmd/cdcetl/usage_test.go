@@ -60,7 +60,7 @@ func TestUsageErrors(t *testing.T) {
 
 // TestHelpFitsAndAgrees: 'convert --help' fits a terminal; options and
 // metadata keys are topics of their own, each option listed once; the
-// README says what the help says.
+// README and docs/ say what the help says.
 func TestHelpFitsAndAgrees(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"convert", "--help"}, &stdout, &stderr); code != 0 {
@@ -86,9 +86,22 @@ func TestHelpFitsAndAgrees(t *testing.T) {
 	}
 	stdout.Reset()
 	run([]string{"help", "options"}, &stdout, &stderr)
+	// The README and the pages of docs/ (one text: a topic may move
+	// between them).
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	pages, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	for _, p := range pages {
+		if filepath.Base(p) == "cli.md" {
+			continue // generated from the help itself
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(readme, data...)
 	}
 	docs, _ := decode.AllOptionDocs()
 	for _, d := range docs {
