@@ -32,7 +32,6 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	iceio "github.com/apache/iceberg-go/io"
-	_ "github.com/apache/iceberg-go/io/gocloud" // s3://, gs://, azblob:// warehouses
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/jackc/pgx/v5/stdlib" // the postgres:// catalog's driver
 	"github.com/uptrace/bun/driver/sqliteshim"

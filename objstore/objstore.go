@@ -22,11 +22,8 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/azureblob" // azblob://
-	_ "gocloud.dev/blob/fileblob"  // file://
-	_ "gocloud.dev/blob/gcsblob"   // gs://
-	_ "gocloud.dev/blob/memblob"   // mem://
-	_ "gocloud.dev/blob/s3blob"    // s3://
+	_ "gocloud.dev/blob/fileblob" // file://
+	_ "gocloud.dev/blob/memblob"  // mem://
 	"gocloud.dev/gcerrors"
 )
 
@@ -72,6 +69,9 @@ func ParseURL(raw string) (bucketURL, prefix, display string, err error) {
 	}
 	if !IsURL(raw) {
 		return "", "", "", fmt.Errorf("%s: want a bucket URL (%s)", raw, strings.Join(Schemes, "://, ")+"://")
+	}
+	if err := checkScheme(raw); err != nil {
+		return "", "", "", err
 	}
 	if u.User != nil {
 		return "", "", "", fmt.Errorf("%s: credentials never go in the URL (they would end in shell history): use the cloud SDK's environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_KEY, ...)", redact(u))

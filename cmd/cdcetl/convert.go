@@ -396,6 +396,13 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 			o.onSuccess = "move=" + lp
 		}
 	}
+	if objstore.IsURL(o.out) {
+		// A bucket this build cannot open, or a URL with credentials in
+		// it, is known before any input is read.
+		if _, _, _, err := objstore.ParseURL(o.out); err != nil {
+			return cfg, nil, usagef("-o %v", err)
+		}
+	}
 	var schema *arrowconv.Schema
 	var err error
 	kv := map[string]string{}

@@ -1,0 +1,5 @@
+//go:build !cdcetl_no_gcs
+
+package objstore
+
+import _ "gocloud.dev/blob/gcsblob" // gs://

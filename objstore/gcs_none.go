@@ -1,0 +1,5 @@
+//go:build cdcetl_no_gcs
+
+package objstore
+
+func init() { leftOut["gs"] = "cdcetl_no_gcs" }
