@@ -2,13 +2,12 @@ package cdcetl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"slices"
 	"strings"
 
-	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/pipeline"
@@ -147,49 +146,15 @@ func (j Job) Config() (pipeline.Config, error) {
 		props[k] = v // an Iceberg table property, as the command line takes it
 	}
 	cfg.TableProperties = props
-	if (to == ToParquet || to == ToIceberg) && j.Output == "" {
-		return cfg, fmt.Errorf("cdcetl: To %s needs an Output", to)
-	}
-	if to == ToPrint && j.Output != "" {
-		return cfg, fmt.Errorf("cdcetl: To %s writes to Stdout; leave Output empty", to)
-	}
-	if (j.Catalog != "" || j.TableMode != "" || len(props) > 0) && to != ToIceberg {
-		return cfg, fmt.Errorf("cdcetl: Catalog, TableMode and TableProperties apply only To %s", ToIceberg)
-	}
-	switch j.TableMode {
-	case "", "changelog", "upsert":
-	default:
-		return cfg, fmt.Errorf("cdcetl: TableMode %q: want changelog or upsert", j.TableMode)
-	}
-	if j.TableMode == "upsert" && j.KeepGoing {
-		return cfg, fmt.Errorf("cdcetl: TableMode upsert applies inputs in order, so one that fails stops the load: KeepGoing does not apply")
-	}
 	if j.Table != "" {
 		ns, name, ok := strings.Cut(j.Table, ".")
 		if !ok {
 			return cfg, fmt.Errorf("cdcetl: Table %q: want namespace.name", j.Table)
 		}
-		if d.schema == nil {
-			return cfg, fmt.Errorf("cdcetl: Table names the one table of a job with a schema; without one every source table gets its own")
-		}
 		cfg.Table = &pipeline.TableKey{Namespace: ns, Name: name}
-	}
-	if d.schema != nil && cfg.Table == nil && cfg.OnlyTable == nil && (to == ToIceberg || j.Materialize) {
-		return cfg, fmt.Errorf("cdcetl: a job with a schema that loads Iceberg or materializes needs its Table (namespace.name)")
-	}
-	if j.Materialize {
-		if to != ToParquet {
-			return cfg, fmt.Errorf("cdcetl: Materialize applies To %s (for Iceberg, TableMode upsert keeps the current state)", ToParquet)
-		}
-		if d.schema != nil && len(d.schema.PrimaryKey) == 0 {
-			return cfg, fmt.Errorf("cdcetl: Materialize needs a primary key: declare PRIMARY KEY (...) NOT ENFORCED in the schema")
-		}
 	}
 	var fields []partition.Field
 	if j.PartitionBy != "" {
-		if to != ToParquet && to != ToIceberg {
-			return cfg, fmt.Errorf("cdcetl: PartitionBy applies To %s and To %s", ToParquet, ToIceberg)
-		}
 		if fields, err = partition.ParsePartitionBy(j.PartitionBy); err != nil {
 			return cfg, fmt.Errorf("cdcetl: PartitionBy: %w", err)
 		}
@@ -200,16 +165,26 @@ func (j Job) Config() (pipeline.Config, error) {
 			fields = append(fields, partition.Field{Transform: "identity", Column: c})
 		}
 	}
-	if d.schema != nil {
-		for _, f := range fields {
-			if !slices.ContainsFunc(d.schema.Columns, func(c arrowconv.Field) bool { return c.Name == f.Column }) {
-				return cfg, fmt.Errorf("cdcetl: PartitionBy %s: the schema has no column %s", f, f.Column)
-			}
-			if (j.Materialize || j.TableMode == "upsert") && !slices.Contains(d.schema.PrimaryKey, f.Column) {
-				return cfg, fmt.Errorf("cdcetl: PartitionBy %s: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, strings.Join(d.schema.PrimaryKey, ", "))
-			}
-		}
-	}
 	cfg.PartitionBy = fields
+	if err := cfg.Validate(); err != nil {
+		var ce *pipeline.ConfigError
+		if errors.As(err, &ce) {
+			// The Job's names for the Config's settings.
+			field := ce.Field
+			if field == "OutDir" {
+				field = "Output"
+			}
+			return cfg, &JobError{Field: field, Reason: strings.ReplaceAll(ce.Reason, "OutDir", "Output")}
+		}
+		return cfg, fmt.Errorf("cdcetl: %w", err)
+	}
 	return cfg, nil
 }
+
+// JobError is a Job that cannot run: Field is the setting, Reason why.
+type JobError struct {
+	Field  string
+	Reason string
+}
+
+func (e *JobError) Error() string { return "cdcetl: Job." + e.Field + ": " + e.Reason }

@@ -79,17 +79,9 @@ func newRunID() string {
 // openLake opens the run's catalog, for Iceberg output.
 func (r *run) openLake(ctx context.Context) error {
 	cfg := r.cfg
-	if cfg.OutDir == "" {
-		return errors.New("iceberg output needs a warehouse directory (-o DIR)")
-	}
-	if cfg.Schema != nil && lakeTableKey(cfg) == nil {
-		return errors.New("iceberg output with a schema needs the table's name: --table NAMESPACE.NAME (or a DDL with 'cdcetl.namespace' and 'cdcetl.table')")
-	}
+	// Config.Validate has checked the warehouse, the table and the mode.
 	if cfg.TableMode == "" {
 		cfg.TableMode = lake.ModeChangelog
-	}
-	if cfg.TableMode == lake.ModeUpsert && cfg.KeepGoing {
-		return errors.New("--table-mode upsert applies inputs in order, so one that fails stops the load: drop --keep-going (and --failed)")
 	}
 	var l *lake.Lake
 	var err error

@@ -546,6 +546,9 @@ func (c *Config) defaults() {
 // The output, dead-letter, failed and done directories are never read as
 // inputs, even when they lie inside an input directory.
 func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
+	if err := cfg.Validate(); err != nil {
+		return Stats{}, setup(err)
+	}
 	if lp, ok := objstore.LocalPath(cfg.OutDir); ok {
 		cfg.OutDir = lp
 	}
@@ -574,11 +577,11 @@ func (c *Config) OwnDirs() []string {
 // skipped (unless Force), and each converted input is journaled once its
 // outputs are in place.
 func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, err error) {
+	if err := cfg.Validate(); err != nil {
+		return Stats{}, setup(err)
+	}
 	cfg.defaults()
 	defer func() { err = explainDiskFull(err, cfg.OutDir) }()
-	if cfg.OutDir == "" && cfg.To == ToParquet && cfg.Batches == nil {
-		return Stats{}, setup(errors.New("parquet output needs an output directory (-o DIR)"))
-	}
 	if objstore.IsURL(cfg.DeadLetterDir) {
 		return Stats{}, setup(errors.New("--dead-letter takes a local or mounted directory; with -o in a bucket, dead letters go to its _dead_letters/ (leave --dead-letter out and set FORMAT.ignore-parse-errors=true)"))
 	}
@@ -629,9 +632,6 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	cfg.dirs = newTableDirs(cfg.OutDir)
 	if cfg.DeadLetterDir == "" && cfg.OutDir != "" {
 		cfg.DeadLetterDir = filepath.Join(cfg.OutDir, "_dead_letters")
-	}
-	if cfg.Schema != nil && cfg.Format == nil {
-		return Stats{}, setup(errors.New("a schema needs its format: set Config.Format (--format)"))
 	}
 	if cfg.Schema == nil {
 		if r.router, err = newRouter(&cfg); err != nil {

@@ -834,7 +834,33 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	cfg.Parquet.RowGroupRows = o.rowGroupRows
 	cfg.Parquet.PlainStrings = !o.dictionary
 	cfg.Parquet.PlainIntegers = !o.delta
+	if err := cfg.Validate(); err != nil {
+		return cfg, nil, configError(err)
+	}
 	return cfg, paths, nil
+}
+
+// configFlags are the flags of pipeline.Config's fields.
+var configFlags = map[string]string{
+	"OutDir": "-o", "To": "--to", "Format": "--format", "TableMode": "--table-mode",
+	"KeepGoing": "--keep-going", "Table": "--table", "Materialize": "--materialize",
+	"Dedup": "--dedup", "PartitionBy": "--partition-by", "NoLineage": "--no-lineage",
+	"Hints": "--primary-key and --column-type", "DDLDir": "--ddl-dir", "OnSuccess": "--on-success",
+	"DedupInputs": "--dedup-inputs", "Encode": "--merge-updates and --envelope",
+}
+
+// configError speaks of a pipeline.ConfigError's field as the flag that
+// sets it: a usage error.
+func configError(err error) error {
+	var ce *pipeline.ConfigError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	flag, ok := configFlags[ce.Field]
+	if !ok {
+		flag = ce.Field
+	}
+	return usagef("%s: %s", flag, ce.Reason)
 }
 
 // ddlKeys are cdcetl's WITH keys in a --ddl file.

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/pipeline"
 )
 
 // TestUsageErrors: every mistake on the command line exits 2 before any
@@ -176,5 +179,17 @@ func TestReportIsTheTruth(t *testing.T) {
 	stderr.Reset()
 	if code := run(args, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "nothing to do: all 1 inputs were already converted") {
 		t.Errorf("all converted: exit %d: %s", code, stderr.String())
+	}
+}
+
+// TestConfigErrorsNameFlags: a rule the library's Config.Validate
+// enforces reaches the user as a usage error naming the flag.
+func TestConfigErrorsNameFlags(t *testing.T) {
+	for field, flag := range configFlags {
+		err := configError(fmt.Errorf("run: %w", &pipeline.ConfigError{Field: field, Reason: "why"}))
+		var ue usageError
+		if !errors.As(err, &ue) || err.Error() != flag+": why" {
+			t.Errorf("%s: %v (%T), want a usage error %q", field, err, err, flag+": why")
+		}
 	}
 }

@@ -76,6 +76,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if cfg.TableMode == "upsert" {
+		return usagef("watch goes on past a file that fails, and an upsert table applies inputs in order: load upsert tables with convert on a schedule (or watch into a changelog table)")
+	}
 	cfg.KeepGoing = true // one bad file must not stop the watcher
 	if o.report != "" {
 		if err := checkWritable(o.report); err != nil {

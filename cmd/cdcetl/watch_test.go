@@ -397,3 +397,14 @@ func TestWatchFailedAndReport(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchRefusesUpsert: a watcher goes on past a failed file, which
+// an upsert table cannot; it says so before watching.
+func TestWatchRefusesUpsert(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"watch", "--to", "iceberg", "--table-mode", "upsert", dir, "-o", filepath.Join(dir, "out")}, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "convert on a schedule") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}

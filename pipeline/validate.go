@@ -1,0 +1,130 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
+)
+
+// ConfigError is a Config that cannot run: Field is the setting, as
+// Config spells it, and Reason says why and what to do. Callers with
+// settings of their own names (the command line's flags) map Field to
+// them.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "pipeline: Config." + e.Field + ": " + e.Reason }
+
+func invalid(field, format string, args ...any) error {
+	return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks the rules between a Config's fields, the same ones the
+// command line applies to its flags; Run and RunFiles call it first, so a
+// Config that breaks one fails before any input is read. It does not look
+// at the inputs or the output directory.
+func (c *Config) Validate() error {
+	to := c.To
+	if to == "" && c.Target == nil {
+		to = ToPrint
+		if c.OutDir != "" {
+			to = ToParquet
+		}
+	}
+	lakeOut := to == ToIceberg
+	switch {
+	case c.Target != nil:
+	case to == ToPrint:
+		if c.OutDir != "" {
+			return invalid("OutDir", "printed rows go to Stdout: leave OutDir empty")
+		}
+	case to == ToParquet:
+		if c.OutDir == "" && c.Batches == nil {
+			return invalid("OutDir", "Parquet output needs an output directory")
+		}
+	case lakeOut:
+		if c.OutDir == "" {
+			return invalid("OutDir", "Iceberg output needs a warehouse directory")
+		}
+	default:
+		return invalid("To", "%q: want %s, %s, %s, or a Target format", to, ToPrint, ToParquet, ToIceberg)
+	}
+	if c.Schema != nil && c.Format == nil {
+		return invalid("Format", "a Schema needs its format")
+	}
+	if !lakeOut && (c.Catalog != "" || c.TableMode != "" || len(c.TableProperties) > 0) {
+		return invalid("TableMode", "Catalog, TableMode and TableProperties apply only to Iceberg output")
+	}
+	switch c.TableMode {
+	case "", "changelog", "upsert":
+	default:
+		return invalid("TableMode", "%q: want changelog or upsert", c.TableMode)
+	}
+	if c.TableMode == "upsert" && c.KeepGoing {
+		return invalid("KeepGoing", "an upsert table applies inputs in order, so one that fails stops the load: KeepGoing (and FailedDir) do not apply")
+	}
+	routed := c.Schema == nil
+	if c.Table != nil && routed {
+		return invalid("Table", "names the one table of a conversion with a Schema; without one every source table gets its own (choose them with IncludeTable)")
+	}
+	if !routed && c.Table == nil && c.OnlyTable == nil && (lakeOut || c.Materialize) {
+		return invalid("Table", "Iceberg output and Materialize with a Schema need the table's name")
+	}
+	if c.Materialize {
+		if to != ToParquet {
+			return invalid("Materialize", "applies to Parquet output (an Iceberg upsert table keeps the current state)")
+		}
+		if !routed && len(c.Schema.PrimaryKey) == 0 {
+			return invalid("Materialize", "needs a primary key: declare PRIMARY KEY (...) NOT ENFORCED in the Schema")
+		}
+	}
+	if c.Dedup && !c.Materialize {
+		return invalid("Dedup", "applies to Materialize: a snapshot keeps one copy of an event delivered twice, a changelog keeps every message")
+	}
+	if len(c.PartitionBy) > 0 {
+		if to != ToParquet && !lakeOut {
+			return invalid("PartitionBy", "applies to Parquet and Iceberg output")
+		}
+		for _, f := range c.PartitionBy {
+			if routed {
+				break
+			}
+			if !slices.ContainsFunc(c.Schema.Columns, func(col arrowconv.Field) bool { return col.Name == f.Column }) {
+				return invalid("PartitionBy", "%s: the Schema has no column %s", f, f.Column)
+			}
+			if (c.Materialize || c.TableMode == "upsert") && !slices.Contains(c.Schema.PrimaryKey, f.Column) {
+				return invalid("PartitionBy", "%s: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, strings.Join(c.Schema.PrimaryKey, ", "))
+			}
+		}
+	}
+	if !routed {
+		switch {
+		case c.NoLineage:
+			return invalid("NoLineage", "applies without a Schema; a Schema has exactly its columns")
+		case len(c.Hints) > 0:
+			return invalid("Hints", "apply without a Schema; declare keys and types in the Schema")
+		case c.DDLDir != "":
+			return invalid("DDLDir", "pins tables of a conversion without a Schema")
+		}
+	}
+	switch {
+	case c.OnSuccess == "" || c.OnSuccess == "keep":
+	case c.OnSuccess == "delete" || strings.HasPrefix(c.OnSuccess, "move=") && len(c.OnSuccess) > 5:
+		if c.OutDir == "" {
+			return invalid("OnSuccess", "%s needs an OutDir: outputs and journal must be written first", c.OnSuccess)
+		}
+	default:
+		return invalid("OnSuccess", "%q: want keep, delete or move=DIR", c.OnSuccess)
+	}
+	if c.DedupInputs && c.OutDir == "" {
+		return invalid("DedupInputs", "compares inputs with those converted into OutDir: set OutDir")
+	}
+	if !c.Encode.MergeUpdates && !c.Encode.Envelope || c.Target != nil {
+		return nil
+	}
+	return invalid("Encode", "merge-updates and envelope apply only when re-encoding (Target)")
+}
