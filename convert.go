@@ -135,6 +135,11 @@ func (j Job) Config() (pipeline.Config, error) {
 		}
 		cfg.Target = target
 	}
+	// Flink's filesystem connector options (a DDL's rolling and commit
+	// settings) apply to partitioned Parquet output.
+	if cfg.Filesystem, _, err = pipeline.ParseFilesystemOptions(foreign); err != nil {
+		return cfg, fmt.Errorf("cdcetl: %w", err)
+	}
 	props := maps.Clone(j.TableProperties)
 	for k, v := range foreign {
 		if to != ToIceberg {

@@ -229,6 +229,8 @@ func TestJobRules(t *testing.T) {
 		{Job{Inputs: in, To: "avro", Decoding: schema}, "want parquet"},
 		{Job{Inputs: in, Output: "o", Decoding: Decoding{Format: "canal-json", Schema: "id BIGINT", Options: map[string]string{"format-version": "2"}}}, "belongs to no decoding format"},
 		{Job{Inputs: in, Output: "o", To: ToIceberg, Decoding: Decoding{Options: map[string]string{"format-version": "2"}}}, ""},
+		{Job{Inputs: in, Output: "o", PartitionBy: "id", Decoding: Decoding{Format: "canal-json", Schema: "id BIGINT", Options: map[string]string{"sink.rolling-policy.file-size": "1 mb"}}}, ""},
+		{Job{Inputs: in, Output: "o", PartitionBy: "id", Decoding: Decoding{Format: "canal-json", Schema: "id BIGINT", Options: map[string]string{"sink.rolling-policy.file-size": "lots"}}}, "want a size"},
 	} {
 		_, err := c.j.Config()
 		switch {

@@ -505,11 +505,11 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	fsFlag := false
 	for _, opt := range o.options {
 		k, _, _ := strings.Cut(opt, "=")
-		fsFlag = fsFlag || slices.Contains(fsKeys, k)
+		fsFlag = fsFlag || slices.Contains(pipeline.FilesystemKeys, k)
 	}
-	fsOpts, _, err := filesystemOptions(kv)
+	fsOpts, _, err := pipeline.ParseFilesystemOptions(kv)
 	if err != nil {
-		return cfg, nil, err
+		return cfg, nil, usageError{err}
 	}
 	// The formats whose options apply: the one given, or (detected) all.
 	formats := []*decode.Format{f}
@@ -769,7 +769,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 	}
 	if fsFlag && (to != pipeline.ToParquet || len(partitionFields) == 0) {
-		return cfg, nil, usagef("the filesystem options (%s) apply to partitioned Parquet output: add --partition-by (or PARTITIONED BY in the DDL) with --to parquet; an unpartitioned input has one output, named after it", strings.Join(fsKeys[:1], ", ")+", ...")
+		return cfg, nil, usagef("the filesystem options (%s) apply to partitioned Parquet output: add --partition-by (or PARTITIONED BY in the DDL) with --to parquet; an unpartitioned input has one output, named after it", strings.Join(pipeline.FilesystemKeys[:1], ", ")+", ...")
 	}
 	cfg.Filesystem = fsOpts
 	if len(partitionFields) > 0 {

@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"fmt"
@@ -6,17 +6,15 @@ import (
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/cdcetl/cdcetl/pipeline"
 )
 
-// Flink's filesystem connector options that cdcetl's partitioned Parquet
-// output takes (from a DDL's WITH or --option). Those that pace a
+// FilesystemKeys are Flink's filesystem connector options that cdcetl's
+// partitioned Parquet output takes (from a DDL's WITH or --option). Those that pace a
 // streaming job (when to roll by time, when to commit a partition) have
 // nothing to pace here: each input's files complete with the input, and
 // partitions are committed when the run ends. They are checked as Flink
 // checks them and otherwise change nothing.
-var fsKeys = []string{
+var FilesystemKeys = []string{
 	"sink.rolling-policy.file-size",
 	"sink.rolling-policy.rollover-interval",
 	"sink.rolling-policy.check-interval",
@@ -33,14 +31,16 @@ var fsKeys = []string{
 	"partition.time-extractor.timestamp-formatter",
 }
 
-// filesystemOptions takes the filesystem keys out of kv.
-func filesystemOptions(kv map[string]string) (pipeline.FilesystemOptions, bool, error) {
-	var o pipeline.FilesystemOptions
-	given, successName := false, ""
+// ParseFilesystemOptions takes the filesystem keys out of kv (a DDL's
+// WITH options, or the command line's), checked as Flink checks them;
+// given says whether kv held any.
+func ParseFilesystemOptions(kv map[string]string) (_ FilesystemOptions, given bool, _ error) {
+	var o FilesystemOptions
+	successName := ""
 	bad := func(k, v, want string) error {
-		return usagef("option '%s' = '%s': %s", k, v, want)
+		return fmt.Errorf("option '%s' = '%s': %s", k, v, want)
 	}
-	for _, k := range fsKeys {
+	for _, k := range FilesystemKeys {
 		v, ok := kv[k]
 		if !ok {
 			continue
