@@ -1,11 +1,11 @@
 package cdcetl
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
@@ -56,9 +56,6 @@ type decoding struct {
 	kv        map[string]string         // every option given
 }
 
-// ddlKeys are cdcetl's own WITH keys.
-var ddlKeys = []string{"cdcetl.semantics", "cdcetl.column-case", "cdcetl.source-time-zone", "cdcetl.namespace", "cdcetl.table", "cdcetl.schema-version"}
-
 // resolve checks d and turns it into what the decoders take.
 func (d Decoding) resolve() (decoding, error) {
 	var r decoding
@@ -94,7 +91,7 @@ func (d Decoding) resolve() (decoding, error) {
 			case "cdcetl.namespace", "cdcetl.table", "cdcetl.schema-version":
 			default:
 				if strings.HasPrefix(k, "cdcetl.") {
-					return r, fmt.Errorf("cdcetl: DDL: unknown WITH key '%s' (cdcetl's keys: %s)", k, strings.Join(ddlKeys, ", "))
+					return r, fmt.Errorf("cdcetl: DDL: unknown WITH key '%s' (cdcetl's keys: %s)", k, strings.Join(decode.DDLKeys, ", "))
 				}
 				kv[k] = v
 			}
@@ -170,29 +167,11 @@ func (d Decoding) resolve() (decoding, error) {
 
 // apply sets the semantics settings on one format's options.
 func (d Decoding) apply(o *decode.Options) error {
-	switch d.Semantics {
-	case "", "flink":
-	case "producer":
-		o.Producer, o.CaseInsensitive = true, true
-	default:
-		return fmt.Errorf("cdcetl: Semantics %q: want flink or producer", d.Semantics)
+	err := o.SetSemantics(d.Semantics, d.ColumnCase, d.SourceTimeZone)
+	var se *decode.SettingError
+	if errors.As(err, &se) {
+		field := map[string]string{"semantics": "Semantics", "column-case": "ColumnCase", "source-time-zone": "SourceTimeZone"}[se.Key]
+		return fmt.Errorf("cdcetl: %s%s", field, strings.TrimPrefix(se.Error(), se.Key))
 	}
-	switch d.ColumnCase {
-	case "":
-	case "sensitive", "insensitive":
-		o.CaseInsensitive = d.ColumnCase == "insensitive"
-	default:
-		return fmt.Errorf("cdcetl: ColumnCase %q: want sensitive or insensitive", d.ColumnCase)
-	}
-	if d.SourceTimeZone != "" {
-		if !o.Producer {
-			return fmt.Errorf("cdcetl: SourceTimeZone applies only under producer semantics (Flink reads TIMESTAMP_LTZ text only with a Z)")
-		}
-		loc, err := time.LoadLocation(d.SourceTimeZone)
-		if err != nil {
-			return fmt.Errorf("cdcetl: SourceTimeZone %q: %w (use an IANA name such as Europe/Berlin, or UTC)", d.SourceTimeZone, err)
-		}
-		o.SourceTZ = loc
-	}
-	return nil
+	return err
 }

@@ -336,3 +336,53 @@ func (o Options) TZName() string {
 	}
 	return o.SourceTZ.String()
 }
+
+// SettingError is a semantics setting that cannot apply: Key is its name
+// as a DDL's WITH spells it after "cdcetl." (semantics, column-case,
+// source-time-zone), Value what was given; callers with names of their
+// own (flags, struct fields) say it in those.
+type SettingError struct {
+	Key, Value, Reason string
+	ShowValue          bool // the value belongs in the message
+}
+
+func (e *SettingError) Error() string {
+	if e.ShowValue {
+		return fmt.Sprintf("%s %q: %s", e.Key, e.Value, e.Reason)
+	}
+	return e.Key + " " + e.Reason
+}
+
+// SetSemantics applies cdcetl's semantics settings to o: semantics
+// ("", flink or producer), column case ("", sensitive or insensitive)
+// and the source time zone (an IANA name; producer semantics only).
+func (o *Options) SetSemantics(semantics, columnCase, sourceTZ string) error {
+	switch semantics {
+	case "", "flink":
+	case "producer":
+		o.Producer, o.CaseInsensitive = true, true
+	default:
+		return &SettingError{Key: "semantics", Value: semantics, Reason: "want flink or producer", ShowValue: true}
+	}
+	switch columnCase {
+	case "":
+	case "sensitive", "insensitive":
+		o.CaseInsensitive = columnCase == "insensitive"
+	default:
+		return &SettingError{Key: "column-case", Value: columnCase, Reason: "want sensitive or insensitive", ShowValue: true}
+	}
+	if sourceTZ != "" {
+		if !o.Producer {
+			return &SettingError{Key: "source-time-zone", Value: sourceTZ, Reason: "applies only under producer semantics (Flink reads TIMESTAMP_LTZ text only with a Z)"}
+		}
+		loc, err := time.LoadLocation(sourceTZ)
+		if err != nil {
+			return &SettingError{Key: "source-time-zone", Value: sourceTZ, Reason: fmt.Sprintf("%v (use an IANA name such as Europe/Berlin, or UTC)", err), ShowValue: true}
+		}
+		o.SourceTZ = loc
+	}
+	return nil
+}
+
+// DDLKeys are cdcetl's own keys in a CREATE TABLE's WITH clause.
+var DDLKeys = []string{"cdcetl.semantics", "cdcetl.column-case", "cdcetl.source-time-zone", "cdcetl.namespace", "cdcetl.table", "cdcetl.schema-version"}

@@ -451,7 +451,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 			default:
 				if strings.HasPrefix(k, "cdcetl.") {
 					return cfg, nil, usagef("--ddl: unknown WITH key '%s'%s (cdcetl's keys: %s)", k,
-						didYouMean(k, ddlKeys), strings.Join(ddlKeys, ", "))
+						didYouMean(k, decode.DDLKeys), strings.Join(decode.DDLKeys, ", "))
 				}
 				kv[k] = v
 			}
@@ -863,35 +863,11 @@ func configError(err error) error {
 	return usagef("%s: %s", flag, ce.Reason)
 }
 
-// ddlKeys are cdcetl's WITH keys in a --ddl file.
-var ddlKeys = []string{"cdcetl.semantics", "cdcetl.column-case", "cdcetl.source-time-zone", "cdcetl.namespace", "cdcetl.table", "cdcetl.schema-version"}
-
 // applySemantics sets --semantics, --column-case and --source-time-zone
 // on one format's options.
 func applySemantics(o *convertOpts, opts *decode.Options) error {
-	switch o.semantics {
-	case "", "flink":
-	case "producer":
-		opts.Producer, opts.CaseInsensitive = true, true
-	default:
-		return usagef("--semantics %q: want flink or producer", o.semantics)
-	}
-	switch o.columnCase {
-	case "":
-	case "sensitive", "insensitive":
-		opts.CaseInsensitive = o.columnCase == "insensitive"
-	default:
-		return usagef("--column-case %q: want sensitive or insensitive", o.columnCase)
-	}
-	if o.sourceTZ != "" {
-		if !opts.Producer {
-			return usagef("--source-time-zone applies only with --semantics producer (Flink reads TIMESTAMP_LTZ text only with a Z)")
-		}
-		loc, err := time.LoadLocation(o.sourceTZ)
-		if err != nil {
-			return usagef("--source-time-zone %q: %v (use an IANA name such as Europe/Berlin, or UTC)", o.sourceTZ, err)
-		}
-		opts.SourceTZ = loc
+	if err := opts.SetSemantics(o.semantics, o.columnCase, o.sourceTZ); err != nil {
+		return usagef("--%v", err) // the settings' keys are the flags' names
 	}
 	return nil
 }
