@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -30,11 +31,11 @@ func TestBucketLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := bucketLease
-	bucketLease = 300 * time.Millisecond
-	defer func() { bucketLease = old }()
+	old := outdir.BucketLease
+	outdir.BucketLease = 300 * time.Millisecond
+	defer func() { outdir.BucketLease = old }()
 	// A live shard 0/3 elsewhere (renewing its lease).
-	held, _, err := loc.TakeLease(bg, taggedName(LockName, "0-of-3"), bucketLease)
+	held, _, err := loc.TakeLease(bg, outdir.TaggedName(outdir.LockName, "0-of-3"), outdir.BucketLease)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,17 +47,17 @@ func TestBucketLocks(t *testing.T) {
 	if _, err := run(Shard{}); err == nil || !strings.Contains(err.Error(), "shard 0/3 is writing there") {
 		t.Fatalf("a whole run beside a live shard: %v", err)
 	}
-	if _, err := run(Shard{1, 7}); err == nil || !strings.Contains(err.Error(), "another sharding") {
+	if _, err := run(Shard{Index: 1, Count: 7}); err == nil || !strings.Contains(err.Error(), "another sharding") {
 		t.Fatalf("a shard of another count: %v", err)
 	}
-	st, err := run(Shard{1, 3})
+	st, err := run(Shard{Index: 1, Count: 3})
 	if err != nil {
 		t.Fatalf("a shard of the same count: %v", err)
 	}
 	// The shard 0/3 dies without releasing; after its lease expires a
 	// whole run converts the rest.
 	held.Release(bg)
-	loc.Bucket.WriteAll(bg, loc.Key(taggedName(LockName, "0-of-3")), []byte(`{"holder":"gone/1/x","expires":"2000-01-01T00:00:00Z"}`), nil)
+	loc.Bucket.WriteAll(bg, loc.Key(outdir.TaggedName(outdir.LockName, "0-of-3")), []byte(`{"holder":"gone/1/x","expires":"2000-01-01T00:00:00Z"}`), nil)
 	whole, err := run(Shard{})
 	if err != nil {
 		t.Fatalf("a whole run after the shard died: %v", err)
@@ -64,7 +65,7 @@ func TestBucketLocks(t *testing.T) {
 	if st.Files+whole.Files != 6 || whole.Skipped != st.Files {
 		t.Errorf("shard converted %d, the whole run %d and skipped %d; want 6 in all, the shard's skipped", st.Files, whole.Files, whole.Skipped)
 	}
-	if ok, _ := loc.Bucket.Exists(bg, loc.Key(LockName)); ok {
+	if ok, _ := loc.Bucket.Exists(bg, loc.Key(outdir.LockName)); ok {
 		t.Error("the whole run's lock is still in the bucket")
 	}
 }
@@ -86,8 +87,8 @@ func TestBucketRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	put(pendingName)
-	loc.Bucket.WriteAll(bg, loc.Key(pendingName), []byte(`{"stem":"lost.json","partitioned":true}`+"\n"+`{"stem":"gone.json"}`+"\n"), nil)
+	put(outdir.PendingName)
+	loc.Bucket.WriteAll(bg, loc.Key(outdir.PendingName), []byte(`{"stem":"lost.json","partitioned":true}`+"\n"+`{"stem":"gone.json"}`+"\n"), nil)
 	orphans := []string{"id_bucket=1/lost.json.parquet", "id_bucket=2/lost.json~3.parquet", "gone.json.parquet", "_dead_letters/gone.json.jsonl"}
 	kept := []string{"id_bucket=1/lost.jsonx.parquet", "keep/lost.json.parquet", "gone.json~2.parquet", "other/x.parquet"}
 	for _, k := range append(slices.Clone(orphans), kept...) {
@@ -103,12 +104,12 @@ func TestBucketRecovery(t *testing.T) {
 			t.Errorf("%s, left by a killed run, is still there", k)
 		}
 	}
-	for _, k := range append(kept, "sub0/f00.json.parquet", "sub1/f01.json.parquet", JournalName) {
+	for _, k := range append(kept, "sub0/f00.json.parquet", "sub1/f01.json.parquet", outdir.JournalName) {
 		if ok, _ := loc.Bucket.Exists(bg, loc.Key(k)); !ok {
 			t.Errorf("%s is gone", k)
 		}
 	}
-	if ok, _ := loc.Bucket.Exists(bg, loc.Key(pendingName)); ok {
+	if ok, _ := loc.Bucket.Exists(bg, loc.Key(outdir.PendingName)); ok {
 		t.Error("the pending file is still there")
 	}
 }
@@ -151,19 +152,19 @@ func TestBucketShardRecovery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pending := taggedName(pendingName, "1-of-3")
+		pending := outdir.TaggedName(outdir.PendingName, "1-of-3")
 		loc.Bucket.WriteAll(bg, loc.Key(pending), []byte(`{"stem":"lost.json"}`+"\n"), nil)
 		loc.Bucket.WriteAll(bg, loc.Key("lost.json.parquet"), []byte("x"), nil)
 		var holder *objstore.Lease
 		if live {
-			if holder, _, err = loc.TakeLease(bg, taggedName(LockName, "1-of-3"), bucketLease); err != nil {
+			if holder, _, err = loc.TakeLease(bg, outdir.TaggedName(outdir.LockName, "1-of-3"), outdir.BucketLease); err != nil {
 				t.Fatal(err)
 			}
 		} else {
-			loc.Bucket.WriteAll(bg, loc.Key(taggedName(LockName, "1-of-3")), []byte(`{"holder":"gone/1/x","expires":"2000-01-01T00:00:00Z"}`), nil)
+			loc.Bucket.WriteAll(bg, loc.Key(outdir.TaggedName(outdir.LockName, "1-of-3")), []byte(`{"holder":"gone/1/x","expires":"2000-01-01T00:00:00Z"}`), nil)
 		}
 		cfg := canalConfig(t, 1)
-		cfg.To, cfg.OutDir, cfg.Shard = ToParquet, out, Shard{0, 3}
+		cfg.To, cfg.OutDir, cfg.Shard = ToParquet, out, Shard{Index: 0, Count: 3}
 		if _, err := Run(bg, cfg, []string{in}); err != nil {
 			t.Fatal(err)
 		}
@@ -235,9 +236,9 @@ func TestBucketLeaseLostCleansStaging(t *testing.T) {
 	bg := context.Background()
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	old := bucketLease
-	bucketLease = 300 * time.Millisecond
-	defer func() { bucketLease = old }()
+	old := outdir.BucketLease
+	outdir.BucketLease = 300 * time.Millisecond
+	defer func() { outdir.BucketLease = old }()
 	out := fmt.Sprintf("mem://lease-%d/out/", time.Now().UnixNano())
 	loc, err := objstore.Open(bg, out)
 	if err != nil {
@@ -253,7 +254,7 @@ func TestBucketLeaseLostCleansStaging(t *testing.T) {
 	}()
 	<-store.opened
 	// Another process takes the lock over: the run's next renewal sees it.
-	loc.Bucket.WriteAll(bg, loc.Key(LockName), []byte(`{"holder":"elsewhere/1/x","expires":"2999-01-01T00:00:00Z"}`), nil)
+	loc.Bucket.WriteAll(bg, loc.Key(outdir.LockName), []byte(`{"holder":"elsewhere/1/x","expires":"2999-01-01T00:00:00Z"}`), nil)
 	err = <-done
 	if err == nil || !strings.Contains(err.Error(), "taken over") {
 		t.Fatalf("err = %v, want the lock's loss", err)
@@ -262,7 +263,7 @@ func TestBucketLeaseLostCleansStaging(t *testing.T) {
 		t.Errorf("staging left behind: %v", left)
 	}
 	// And a run that succeeds.
-	loc.Bucket.Delete(bg, loc.Key(LockName))
+	loc.Bucket.Delete(bg, loc.Key(outdir.LockName))
 	close(store.release)
 	if _, err := runToBucket(bg, cfg, []reader.File{{Path: "test://in/a.json", Rel: "a.json", Store: store, Key: "a.json", Size: int64(len(store.data))}}); err != nil {
 		t.Fatal(err)

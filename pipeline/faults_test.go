@@ -20,6 +20,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/internal/inuse"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -205,7 +206,7 @@ func parquetIDs(t *testing.T, dir string) map[int64]int {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
 			return err
 		}
-		if rel, _ := filepath.Rel(dir, p); strings.Contains(rel, CurrentDir) {
+		if rel, _ := filepath.Rel(dir, p); strings.Contains(rel, outdir.CurrentDir) {
 			return nil // a snapshot below a changelog
 		}
 		cols, rows, err := testutil.ReadColumns(p)
@@ -290,12 +291,12 @@ func TestChangedSinceRead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.json")
 	os.WriteFile(path, []byte(canalLines(0, 3)), 0o644)
 	f := reader.File{Path: path}
-	hash, err := fileHash(f)
+	hash, err := outdir.FileHash(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(path)
-	e := Entry{Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Hash: hash}
+	e := outdir.Entry{Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Hash: hash}
 	if err := changedSince(e, f, fi.Size(), fi.ModTime().UnixNano()); err != nil {
 		t.Fatalf("unchanged: %v", err)
 	}
@@ -368,7 +369,7 @@ func moveTargetUnwritable(t *testing.T, target string) {
 	if st, err = Run(context.Background(), cfg, []string{in}); err != nil || st.Skipped != 2 {
 		t.Fatalf("run with keep: %v, %+v", err, st)
 	}
-	j, err := OpenJournal(cfg.OutDir)
+	j, err := outdir.OpenJournal(cfg.OutDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,12 +447,12 @@ func TestReconvertedInputLeavesNoStaleTables(t *testing.T) {
 						t.Errorf("shop.%s: id %d %d times", table, id, c)
 					}
 				}
-				cur := parquetIDs(t, filepath.Join(cfg.OutDir, SnapshotDir(filepath.Join("shop", table))))
+				cur := parquetIDs(t, filepath.Join(cfg.OutDir, outdir.SnapshotDir(filepath.Join("shop", table))))
 				if len(cur) != n {
 					t.Errorf("shop.%s/_current: %d keys, want %d", table, len(cur), n)
 				}
 			}
-			j, err := OpenJournal(cfg.OutDir)
+			j, err := outdir.OpenJournal(cfg.OutDir, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -562,7 +563,7 @@ func TestDuplicateInputs(t *testing.T) {
 			}
 		}
 	}
-	j, err := OpenJournal(out2)
+	j, err := outdir.OpenJournal(out2, "")
 	if err != nil {
 		t.Fatal(err)
 	}

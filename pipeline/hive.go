@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/writer"
@@ -46,11 +46,6 @@ const DefaultPartitionName = "__DEFAULT_PARTITION__"
 // hive reports whether Parquet outputs are partitioned.
 func (c *Config) hive() bool { return c.To == ToParquet && len(c.PartitionBy) > 0 }
 
-// hiveStem is an output stem as one file-name segment.
-func hiveStem(stem string) string {
-	return strings.ReplaceAll(partition.EscapeHive(filepath.ToSlash(stem)), "~", "%7E")
-}
-
 // hiveOut is an input's partitioned output of one table; its files are
 // known once it is closed.
 type hiveOut struct {
@@ -73,7 +68,7 @@ func (r *run) newHiveWriter(tableDir, stem string, schema *arrowconv.Schema, opt
 			}
 		}
 	}
-	name := hiveStem(stem)
+	name := outdir.HiveStem(stem)
 	abs := filepath.Join(cfg.OutDir, tableDir)
 	dflt := cfg.Filesystem.DefaultPartitionName
 	if dflt == "" {
@@ -143,12 +138,6 @@ func (h *hiveOut) relFiles(outDir string) []string {
 	return rels
 }
 
-// isPartitionDir reports whether a directory name is a key=value segment.
-func isPartitionDir(name string) bool {
-	k, _, ok := strings.Cut(name, "=")
-	return ok && k != ""
-}
-
 // writeSuccessFiles puts the success file into every partition directory
 // that holds a converted input's rows.
 func (r *run) writeSuccessFiles(ctx context.Context) error {
@@ -158,12 +147,12 @@ func (r *run) writeSuccessFiles(ctx context.Context) error {
 	}
 	done := map[string]bool{}
 	for _, e := range r.journal.Entries() {
-		if e.Status != StatusOK {
+		if e.Status != outdir.StatusOK {
 			continue
 		}
 		for _, o := range e.Outputs {
 			dir := filepath.Dir(o)
-			if done[dir] || !isPartitionDir(filepath.Base(dir)) || filepath.IsAbs(o) {
+			if done[dir] || !outdir.IsPartitionDir(filepath.Base(dir)) || filepath.IsAbs(o) {
 				continue
 			}
 			done[dir] = true
@@ -174,51 +163,12 @@ func (r *run) writeSuccessFiles(ctx context.Context) error {
 			if err := os.WriteFile(p, nil, 0o644); err != nil {
 				return fmt.Errorf("writing the success file %s: %w", p, err)
 			}
-			if pub := r.cfg.publish; pub != nil {
-				if err := pub.upload(ctx, filepath.ToSlash(filepath.Join(dir, name))); err != nil {
-					return err
-				}
+			if err := r.out.Upload(ctx, filepath.ToSlash(filepath.Join(dir, name))); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
-}
-
-// removeHiveOutputs removes what a killed run wrote for stem below root:
-// in the partition directories, the stem's files and rolls.
-func removeHiveOutputs(root, stem string) error {
-	name := hiveStem(stem)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() {
-			if p != root && !isPartitionDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		base := d.Name()
-		rest, ok := strings.CutPrefix(base, name)
-		if !ok || !strings.HasSuffix(rest, ".parquet") {
-			return nil
-		}
-		rest = strings.TrimSuffix(rest, ".parquet")
-		if rest != "" {
-			n, ok := strings.CutPrefix(rest, "~")
-			if _, err := strconv.Atoi(n); !ok || err != nil {
-				return nil
-			}
-		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	})
-	return err
 }
 
 // removeStale removes the outputs an input's previous conversion had and
@@ -227,7 +177,7 @@ func removeHiveOutputs(root, stem string) error {
 func (r *run) removeStale(prev, now []string) error {
 	var gone []string
 	for _, o := range prev {
-		if filepath.IsAbs(o) || slices.Contains(now, o) || !isOutput(o) {
+		if filepath.IsAbs(o) || slices.Contains(now, o) || !outdir.IsOutput(o) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(r.cfg.OutDir, o)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -235,8 +185,8 @@ func (r *run) removeStale(prev, now []string) error {
 		}
 		gone = append(gone, o)
 	}
-	if pub := r.cfg.publish; pub != nil && len(gone) > 0 {
-		return pub.removed(r.ctx, gone)
+	if len(gone) > 0 {
+		return r.out.Removed(r.ctx, gone)
 	}
 	return nil
 }

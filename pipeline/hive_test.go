@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/partition"
 )
 
@@ -102,8 +103,8 @@ func TestHivePartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"t0", "t1"} {
-		got := parquetRows(t, filepath.Join(pm, SnapshotDir(filepath.Join("shop", name))), []string{"id", "v"})
-		want := parquetRows(t, filepath.Join(fm, SnapshotDir(filepath.Join("shop", name))), []string{"id", "v"})
+		got := parquetRows(t, filepath.Join(pm, outdir.SnapshotDir(filepath.Join("shop", name))), []string{"id", "v"})
+		want := parquetRows(t, filepath.Join(fm, outdir.SnapshotDir(filepath.Join("shop", name))), []string{"id", "v"})
 		if len(want) == 0 || !slices.Equal(got, want) {
 			t.Fatalf("shop.%s snapshot: partitioned %d rows, unpartitioned %d", name, len(got), len(want))
 		}
@@ -132,14 +133,14 @@ func TestHiveRecoversPending(t *testing.T) {
 	want := parquetRows(t, filepath.Join(ref, "shop", "t0"), []string{"_file", "_line", "id", "v"})
 	// As if killed after the outputs and before the journal: the pending
 	// file lists the stems, the journal does not.
-	if err := os.Remove(filepath.Join(out, JournalName)); err != nil {
+	if err := os.Remove(filepath.Join(out, outdir.JournalName)); err != nil {
 		t.Fatal(err)
 	}
-	var planned []pendingStem
+	var planned []outdir.PendingStem
 	for _, p := range paths {
-		planned = append(planned, pendingStem{Stem: filepath.Base(p), Routed: true, Partitioned: true})
+		planned = append(planned, outdir.PendingStem{Stem: filepath.Base(p), Routed: true, Partitioned: true})
 	}
-	if err := writePending(out, pendingName, planned); err != nil {
+	if err := outdir.WritePending(out, outdir.PendingName, planned); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Run(context.Background(), cfg, paths[:2]); err != nil {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/reader"
-	"github.com/cdcetl/cdcetl/route"
 )
 
 // Inspection is what 'cdcetl inspect' tells of an archive: per input and
@@ -210,7 +210,7 @@ func inspectFile(ctx context.Context, cfg *Config, f reader.File, idx int) (*inf
 // directories are, and the namespace's dots too, so the first dot parts
 // them.
 func DDLFileName(namespace, table string) string {
-	return escapeDots(route.Segment(namespace)) + "." + route.Segment(table) + ".sql"
+	return escapeDots(outdir.Segment(namespace)) + "." + outdir.Segment(table) + ".sql"
 }
 
 func escapeDots(s string) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 )
 
 // TestIncrementalReruns: a rerun converts only new or changed inputs;
@@ -83,7 +84,7 @@ func TestKeepGoingAndOnSuccess(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("inputs left in the landing directory: %v", left)
 	}
-	j, err := OpenJournal(cfg.OutDir)
+	j, err := outdir.OpenJournal(cfg.OutDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,17 +99,17 @@ func TestKeepGoingAndOnSuccess(t *testing.T) {
 // temporary files of a killed run are removed.
 func TestTornJournalAndTempFiles(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, JournalName), []byte(`{"path":"/a","size":1,"mtime_ns":2,"status":"ok"}`+"\n"+`{"path":"/b","si`), 0o644)
+	os.WriteFile(filepath.Join(dir, outdir.JournalName), []byte(`{"path":"/a","size":1,"mtime_ns":2,"status":"ok"}`+"\n"+`{"path":"/b","si`), 0o644)
 	os.MkdirAll(filepath.Join(dir, "x"), 0o755)
 	tmp := filepath.Join(dir, "x", ".f.json.parquet.123.tmp")
 	os.WriteFile(tmp, []byte("partial"), 0o644)
-	if err := CleanTemp(dir); err != nil {
+	if err := outdir.CleanTemp(dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 		t.Error("temp file not removed")
 	}
-	j, err := OpenJournal(dir)
+	j, err := outdir.OpenJournal(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,68 +128,68 @@ func TestTornJournalAndTempFiles(t *testing.T) {
 func TestOutputDirLock(t *testing.T) {
 	dir := t.TempDir()
 	bg := context.Background()
-	lock := func(sh Shard) (*outputLock, error) {
+	lock := func(sh Shard) (*outdir.Lock, error) {
 		ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
 		defer cancel()
-		return lockOutput(ctx, dir, sh)
+		return outdir.LockDir(ctx, dir, sh)
 	}
-	whole, err := lockOutput(bg, dir, Shard{})
+	whole, err := outdir.LockDir(bg, dir, Shard{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := lock(Shard{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("second lock: %v, want to wait until the deadline", err)
 	}
-	if _, err := lock(Shard{1, 3}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := lock(Shard{Index: 1, Count: 3}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a shard beside a whole run: %v, want to wait", err)
 	}
-	whole.release()
-	s0, err := lock(Shard{0, 3})
+	whole.Release()
+	s0, err := lock(Shard{Index: 0, Count: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s1, err := lock(Shard{1, 3})
+	s1, err := lock(Shard{Index: 1, Count: 3})
 	if err != nil {
 		t.Fatalf("shards of one count must not wait for each other: %v", err)
 	}
-	if s1.mayClean("0-of-3") || !s1.mayClean("1-of-3") || !s1.mayClean("") {
+	if s1.MayClean("0-of-3") || !s1.MayClean("1-of-3") || !s1.MayClean("") {
 		t.Error("shard 1 may clean only its own and whole runs' leftovers while shard 0 runs")
 	}
-	if _, err := lock(Shard{1, 3}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := lock(Shard{Index: 1, Count: 3}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the same shard twice: %v, want to wait", err)
 	}
-	if _, err := lock(Shard{0, 7}); err == nil || !strings.Contains(err.Error(), "another sharding") {
+	if _, err := lock(Shard{Index: 0, Count: 7}); err == nil || !strings.Contains(err.Error(), "another sharding") {
 		t.Fatalf("a shard of another count: %v, want it refused", err)
 	}
 	if _, err := lock(Shard{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a whole run beside shards: %v, want to wait", err)
 	}
-	s0.release()
+	s0.Release()
 	// Shard 0 is gone: shard 2 may clean up after it (and holds its lock
 	// while it does).
-	s2, err := lock(Shard{2, 3})
+	s2, err := lock(Shard{Index: 2, Count: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s2.mayClean("0-of-3") || s2.mayClean("1-of-3") {
+	if !s2.MayClean("0-of-3") || s2.MayClean("1-of-3") {
 		t.Error("shard 2 may clean the idle shard 0's leftovers, not the running shard 1's")
 	}
-	if _, err := lock(Shard{0, 3}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := lock(Shard{Index: 0, Count: 3}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatal("shard 0 must wait while shard 2 cleans up after it")
 	}
-	s2.releaseIdle()
-	s0, err = lock(Shard{0, 3})
+	s2.ReleaseIdle()
+	s0, err = lock(Shard{Index: 0, Count: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range []*outputLock{s0, s1, s2} {
-		l.release()
+	for _, l := range []*outdir.Lock{s0, s1, s2} {
+		l.Release()
 	}
 	whole, err = lock(Shard{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole.release()
+	whole.Release()
 }
 
 // TestJournalUnionOfShards: a journal reads every shard's file; where two
@@ -202,7 +203,7 @@ func TestJournalUnionOfShards(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "_cdcetl_journal.0-of-3.jsonl"), []byte(line("/a", 1, "2026-01-01T00:00:00Z")+line("/b", 1, "2026-01-01T00:00:00Z")), 0o644)
 	os.WriteFile(filepath.Join(dir, "_cdcetl_journal.1-of-7.jsonl"), []byte(line("/a", 2, "2026-01-02T00:00:00Z")), 0o644)
 	os.WriteFile(filepath.Join(dir, "_cdcetl_journal.2-of-3.jsonl"), []byte(line("/b", 3, "2025-12-31T00:00:00Z")+`{"path":"/c","si`), 0o644)
-	j, err := openJournal(dir, "2-of-3")
+	j, err := outdir.OpenJournal(dir, "2-of-3")
 	if err != nil {
 		t.Fatal(err)
 	}

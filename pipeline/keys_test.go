@@ -10,6 +10,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/lake"
 )
 
@@ -55,7 +56,7 @@ func TestUpsertKeysDecidedFirst(t *testing.T) {
 	if st.Committed != 3 {
 		t.Errorf("%d parts committed, want 3", st.Committed)
 	}
-	ddl, _ := os.ReadFile(filepath.Join(wh, "shop", "k", SchemaFile))
+	ddl, _ := os.ReadFile(filepath.Join(wh, "shop", "k", outdir.SchemaFile))
 	if !strings.Contains(string(ddl), "PRIMARY KEY (`id`)") {
 		t.Errorf("shop.k:\n%s", ddl)
 	}
@@ -82,7 +83,7 @@ func TestHints(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tbl := range ins.Tables {
-		ddl, _ := os.ReadFile(filepath.Join(out, "shop", tbl.Name, SchemaFile))
+		ddl, _ := os.ReadFile(filepath.Join(out, "shop", tbl.Name, outdir.SchemaFile))
 		if string(ddl) != tbl.DDL+"\n" && string(ddl) != tbl.DDL {
 			t.Errorf("%s: inspect and convert disagree:\n%s\nvs\n%s", tbl.Table, tbl.DDL, ddl)
 		}

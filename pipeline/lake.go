@@ -17,10 +17,10 @@ import (
 	"unicode"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/partition"
-	"github.com/cdcetl/cdcetl/route"
 	"github.com/cdcetl/cdcetl/writer"
 )
 
@@ -85,8 +85,9 @@ func (r *run) openLake(ctx context.Context) error {
 	}
 	var l *lake.Lake
 	var err error
-	if cfg.lakeRemote != "" {
-		base, props, perr := objstore.Warehouse(cfg.lakeRemote)
+	if remote := r.out.Remote(); remote != "" {
+		// The warehouse is in a bucket; OutDir stages its data files.
+		base, props, perr := objstore.Warehouse(remote)
 		if perr != nil {
 			return perr
 		}
@@ -127,13 +128,13 @@ func lakeTableKey(cfg *Config) *TableKey {
 // version.
 func lakeIdent(k TableKey, dir string) (ns, name string) {
 	version := ""
-	if b := filepath.Base(dir); isVersionDir(b) {
+	if b := filepath.Base(dir); outdir.IsVersionDir(b) {
 		version, dir = "_"+b, filepath.Dir(dir)
 	}
 	ns, name = identPart(k.Namespace), identPart(k.Name)
-	if legacy := route.LegacyDir(k.Namespace, k.Name); dir == legacy && legacy != route.Dir(k.Namespace, k.Name) {
+	if legacy := outdir.LegacyDir(k.Namespace, k.Name); dir == legacy && legacy != outdir.TableDir(k.Namespace, k.Name) {
 		// A table an earlier version loaded keeps the identifier it has.
-		ns, name = route.LegacySegment(k.Namespace), route.LegacySegment(k.Name)
+		ns, name = outdir.LegacySegment(k.Namespace), outdir.LegacySegment(k.Name)
 	}
 	return ns, name + version
 }
@@ -144,7 +145,7 @@ func lakeIdent(k TableKey, dir string) (ns, name string) {
 // directory's segment, escaped (which a name kept as it is never equals).
 func identPart(s string) string {
 	if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/%") || strings.IndexFunc(s, unicode.IsControl) >= 0 {
-		return route.Segment(s)
+		return outdir.Segment(s)
 	}
 	return s
 }
@@ -165,10 +166,10 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 	if err != nil {
 		return nil, "", err
 	}
-	if b := filepath.Base(dir); cfg.TableMode == lake.ModeUpsert && isVersionDir(b) {
+	if b := filepath.Base(dir); cfg.TableMode == lake.ModeUpsert && outdir.IsVersionDir(b) {
 		// A second table would split the keys' current state in two.
 		return nil, "", fmt.Errorf("%s: its schema changed incompatibly (schema version %s, %s): an upsert table keeps one current row per key and cannot go on in a second table. Pin the column's type so that every value fits (--column-type %s.COL=TYPE, or a --ddl-dir DDL, as 'cdcetl inspect' shows the change) and load into a new warehouse, or load a changelog table (--table-mode changelog)",
-			key, strings.TrimPrefix(b, "v"), filepath.Join(dir, SchemaFile), key)
+			key, strings.TrimPrefix(b, "v"), filepath.Join(dir, outdir.SchemaFile), key)
 	}
 	ns, name := lakeIdent(key, dir)
 	t, err := r.lake.Table(ctx, ns, name, abs, schema)
@@ -176,7 +177,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 		return nil, "", err
 	}
 	var prior []*lake.Table
-	if b := filepath.Base(dir); isVersionDir(b) {
+	if b := filepath.Base(dir); outdir.IsVersionDir(b) {
 		n, _ := strconv.Atoi(b[1:])
 		for v := 1; v < n; v++ {
 			d := cfg.tableDir(key, v)
@@ -380,7 +381,7 @@ func (r *run) dropOutput(fr *fileRun, id int, o *lakeOut) {
 
 func removeFiles(paths []string) {
 	for _, p := range paths {
-		_ = removeSynced(p)
+		_ = outdir.RemoveSynced(p)
 	}
 }
 
@@ -388,8 +389,8 @@ func removeFiles(paths []string) {
 // inputs it did not journal, unless a table refers to them (the run was
 // killed between the commit and the journal: the table holds them, and
 // the rerun finds its inputs there).
-func recoverLake(ctx context.Context, dir, pending string, j *Journal, l *lake.Lake) error {
-	stems, err := readPending(dir, pending)
+func recoverLake(ctx context.Context, dir, pending string, j *outdir.Journal, l *lake.Lake) error {
+	stems, err := outdir.ReadPending(dir, pending)
 	if err != nil || len(stems) == 0 {
 		return err
 	}
@@ -403,7 +404,7 @@ func recoverLake(ctx context.Context, dir, pending string, j *Journal, l *lake.L
 	}
 	var refs map[string]bool
 	for _, p := range stems {
-		if _, ok := j.owner(p.Stem); ok {
+		if _, ok := j.Owner(p.Stem); ok {
 			continue
 		}
 		// {data,deletes}/[<partition>/...]<stem>-<run>[.<kind>].{parquet,puffin}

@@ -27,6 +27,7 @@ import (
 	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/internal/cdcgen"
 	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/partition"
@@ -140,7 +141,7 @@ func parquetRows(t *testing.T, dir string, cols []string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.IsDir() && p != dir && isVersionDir(d.Name()) {
+		if d.IsDir() && p != dir && outdir.IsVersionDir(d.Name()) {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(p, ".parquet") {
@@ -249,7 +250,7 @@ func TestIcebergChangelogMatchesParquet(t *testing.T) {
 // tableKeyOf reads a routed table's key back from its schema file.
 func tableKeyOf(t testing.TB, dir string) TableKey {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, SchemaFile))
+	b, err := os.ReadFile(filepath.Join(dir, outdir.SchemaFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -860,7 +861,7 @@ func TestUpsertGroupCommit(t *testing.T) {
 	for n, part := range [][]string{paths[:5], paths[5:], paths} {
 		if n == 2 {
 			// Without the journal, the tables say what they hold.
-			if err := os.Remove(filepath.Join(wh, JournalName)); err != nil {
+			if err := os.Remove(filepath.Join(wh, outdir.JournalName)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -89,7 +89,7 @@ func (o *lakeOut) deltas() []*lake.Delta {
 // stageLake puts fr's closed deltas in the group, passes the turn on,
 // and waits for the group's commit; then records what the tables took.
 func (r *run) stageLake(ctx context.Context, fr *fileRun, st *Stats) error {
-	in := lake.Input{Path: fr.key.path, Size: fr.readSize, Hash: fr.sha, Stem: fr.stem}
+	in := lake.Input{Path: fr.key.Path, Size: fr.readSize, Hash: fr.sha, Stem: fr.stem}
 	if err := r.commitTruncates(ctx, fr, st, in); err != nil {
 		return err
 	}

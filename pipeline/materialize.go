@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/materialize"
 )
 
@@ -22,16 +23,6 @@ import (
 // directory is its changelog alone), is replaced whole. The snapshot's state file lists the change files it
 // holds (with their inputs' hashes), so what a crash or a failure left out
 // is folded by the next run, and nothing twice.
-
-// CurrentDir is the directory of the current-state snapshots, below the
-// output directory; each table's is SnapshotDir.
-const CurrentDir = "_current"
-
-// SnapshotDir is where the snapshot of the table (version) whose
-// directory is dir (below the output directory) is, below it too.
-func SnapshotDir(dir string) string { return filepath.Join(CurrentDir, dir) }
-
-const currentState = "_cdcetl_state.json"
 
 // MaterializedTable is what one snapshot got.
 type MaterializedTable struct {
@@ -71,7 +62,7 @@ func (r *run) materializeTables(ctx context.Context) error {
 		jobs = append(jobs, &tableJob{key: *k, dir: d, dirs: []string{d}, version: 1, schema: cfg.Schema})
 	} else {
 		byDir := map[string]*tableJob{}
-		for _, pat := range [][]string{{"*", "*", SchemaFile}, {"*", "*", "v*", SchemaFile}} {
+		for _, pat := range [][]string{{"*", "*", outdir.SchemaFile}, {"*", "*", "v*", outdir.SchemaFile}} {
 			m, err := filepath.Glob(filepath.Join(append([]string{cfg.OutDir}, pat...)...))
 			if err != nil {
 				return err
@@ -87,7 +78,7 @@ func (r *run) materializeTables(ctx context.Context) error {
 				}
 				dir, _ := filepath.Rel(cfg.OutDir, filepath.Dir(p))
 				base, v := dir, 1
-				if b := filepath.Base(dir); isVersionDir(b) {
+				if b := filepath.Base(dir); outdir.IsVersionDir(b) {
 					base, v = filepath.Dir(dir), versionOf(b)
 				}
 				j := byDir[base]
@@ -152,29 +143,27 @@ func (r *run) changeIn(dir, rel string) bool {
 		return false
 	}
 	first, _, _ := strings.Cut(sub, "/")
-	return !(strings.Contains(sub, "/") && isVersionDir(first)) && first != CurrentDir
+	return !(strings.Contains(sub, "/") && outdir.IsVersionDir(first)) && first != outdir.CurrentDir
 }
 
-func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, dirs []string, s *arrowconv.Schema, entries []Entry) (*MaterializedTable, error) {
+func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, dirs []string, s *arrowconv.Schema, entries []outdir.Entry) (*MaterializedTable, error) {
 	cfg := r.cfg
-	cur := filepath.Join(cfg.OutDir, SnapshotDir(dir))
+	cur := filepath.Join(cfg.OutDir, outdir.SnapshotDir(dir))
 	var st snapshotState
 	var previous []string
 	// Snapshots of single versions (as earlier versions of cdcetl kept
 	// them) go: the table's one snapshot is built again from all.
 	rebuild := false
 	for _, d := range dirs[1:] {
-		for _, old := range []string{SnapshotDir(d), filepath.Join(d, CurrentDir)} {
+		for _, old := range []string{outdir.SnapshotDir(d), filepath.Join(d, outdir.CurrentDir)} {
 			if _, err := os.Stat(filepath.Join(cfg.OutDir, old)); err == nil {
 				rebuild = true
 				if err := os.RemoveAll(filepath.Join(cfg.OutDir, old)); err != nil {
 					return nil, err
 				}
 			}
-			if p := cfg.publish; p != nil {
-				if err := p.removePrefix(ctx, filepath.ToSlash(old)); err != nil {
-					return nil, err
-				}
+			if err := r.out.RemovePrefix(ctx, filepath.ToSlash(old)); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -186,25 +175,23 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 		}
 		return false
 	}
-	legacy := filepath.Join(dir, CurrentDir) // where snapshots were, below the table's directory
-	if p := cfg.publish; p != nil {
-		// The snapshot in the bucket, brought into staging.
-		if err := p.fetchSnapshot(ctx, filepath.ToSlash(SnapshotDir(dir))); err != nil {
+	legacy := filepath.Join(dir, outdir.CurrentDir) // where snapshots were, below the table's directory
+	// The snapshot in a bucket, brought into staging.
+	if err := r.out.FetchSnapshot(ctx, filepath.ToSlash(outdir.SnapshotDir(dir))); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(cur); errors.Is(err, os.ErrNotExist) {
+		if err := r.out.FetchSnapshot(ctx, filepath.ToSlash(legacy)); err != nil {
 			return nil, err
-		}
-		if _, err := os.Stat(cur); errors.Is(err, os.ErrNotExist) {
-			if err := p.fetchSnapshot(ctx, filepath.ToSlash(legacy)); err != nil {
-				return nil, err
-			}
 		}
 	}
 	if err := moveLegacySnapshot(filepath.Join(cfg.OutDir, legacy), cur); err != nil {
 		return nil, err
 	}
 	if !cfg.Force && !rebuild {
-		if b, err := os.ReadFile(filepath.Join(cur, currentState)); err == nil {
+		if b, err := os.ReadFile(filepath.Join(cur, outdir.StateFile)); err == nil {
 			if err := json.Unmarshal(b, &st); err != nil {
-				return nil, fmt.Errorf("%s: %w", filepath.Join(cur, currentState), err)
+				return nil, fmt.Errorf("%s: %w", filepath.Join(cur, outdir.StateFile), err)
 			}
 			previous, _ = filepath.Glob(filepath.Join(cur, "*.parquet"))
 		}
@@ -214,7 +201,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 	// table), the state is built again from the changes there are.
 	live := map[string]bool{}
 	for _, e := range entries {
-		if e.Status != StatusOK {
+		if e.Status != outdir.StatusOK {
 			continue
 		}
 		for _, o := range e.Outputs {
@@ -222,7 +209,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 				live[filepath.ToSlash(o)+"#"+e.Hash] = true
 			}
 		}
-		for _, t := range e.Stats.Truncates {
+		for _, t := range truncatesOf(e) {
 			if t.Table == key.String() {
 				live[fmt.Sprintf("truncate %s#%s:%d", e.Path, e.Hash, t.Line)] = true
 			}
@@ -241,7 +228,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 	var changes []string
 	var trunc *materialize.Truncate
 	for _, e := range entries {
-		if e.Status != StatusOK {
+		if e.Status != outdir.StatusOK {
 			continue
 		}
 		own := -1 // the index of the input's change file of this table
@@ -255,7 +242,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 		}
 		// The input's last truncate of this table empties it there (an
 		// input may truncate a table it has no rows of).
-		for _, t := range e.Stats.Truncates {
+		for _, t := range truncatesOf(e) {
 			tid := fmt.Sprintf("truncate %s#%s:%d", e.Path, e.Hash, t.Line)
 			if t.Table != key.String() || folded[tid] {
 				continue
@@ -277,17 +264,16 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 		if err := r.publishSnapshot(ctx, dir, next, &st); err != nil {
 			return nil, err
 		}
-		return &MaterializedTable{Table: key.String(), Dir: SnapshotDir(dir), Order: "input path, then line"}, nil
+		return &MaterializedTable{Table: key.String(), Dir: outdir.SnapshotDir(dir), Order: "input path, then line"}, nil
 	}
 	if len(changes) == 0 {
 		return nil, nil
 	}
-	if p := cfg.publish; p != nil {
-		// Change files went up with their inputs: fetch the ones to fold.
-		for _, c := range changes {
-			if err := p.fetch(ctx, c); err != nil {
-				return nil, err
-			}
+	// In a bucket, change files went up with their inputs: fetch the
+	// ones to fold.
+	for _, c := range changes {
+		if err := r.out.Fetch(ctx, c); err != nil {
+			return nil, err
 		}
 	}
 	if err := os.MkdirAll(next, 0o755); err != nil {
@@ -310,7 +296,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 	if metaColumn(s, "source-position") != "" {
 		order = "source position, then input path and line"
 	}
-	return &MaterializedTable{Table: key.String(), Dir: SnapshotDir(dir), Order: order, Result: res}, nil
+	return &MaterializedTable{Table: key.String(), Dir: outdir.SnapshotDir(dir), Order: order, Result: res}, nil
 }
 
 // publishSnapshot writes the state file into the new snapshot next and
@@ -318,22 +304,19 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 func (r *run) publishSnapshot(ctx context.Context, dir, next string, st *snapshotState) error {
 	slices.Sort(st.Folded)
 	b, _ := json.MarshalIndent(st, "", " ")
-	if err := writeSynced(filepath.Join(next, currentState), b); err != nil {
+	if err := outdir.WriteSynced(filepath.Join(next, outdir.StateFile), b); err != nil {
 		os.RemoveAll(next)
 		return err
 	}
-	syncDir(next)
-	if err := swapCurrent(filepath.Join(r.cfg.OutDir, SnapshotDir(dir)), next, r.runID); err != nil {
+	outdir.SyncDir(next)
+	if err := swapCurrent(filepath.Join(r.cfg.OutDir, outdir.SnapshotDir(dir)), next, r.runID); err != nil {
 		return err
 	}
-	if p := r.cfg.publish; p != nil {
-		if err := p.putSnapshot(ctx, filepath.ToSlash(SnapshotDir(dir))); err != nil {
-			return err
-		}
-		// A snapshot of the earlier layout goes once the new one is up.
-		return p.removePrefix(ctx, filepath.ToSlash(filepath.Join(dir, CurrentDir)))
+	if err := r.out.PutSnapshot(ctx, filepath.ToSlash(outdir.SnapshotDir(dir))); err != nil {
+		return err
 	}
-	return nil
+	// A snapshot of the earlier layout goes once the new one is up.
+	return r.out.RemovePrefix(ctx, filepath.ToSlash(filepath.Join(dir, outdir.CurrentDir)))
 }
 
 // moveLegacySnapshot moves a snapshot kept where earlier versions kept
@@ -376,7 +359,7 @@ func swapCurrent(cur, next, run string) error {
 	if err := os.Rename(next, cur); err != nil {
 		return err
 	}
-	syncDir(filepath.Dir(cur))
+	outdir.SyncDir(filepath.Dir(cur))
 	if hadOld {
 		return os.RemoveAll(old)
 	}
@@ -389,8 +372,8 @@ func swapCurrent(cur, next, run string) error {
 func recoverCurrent(out string) error {
 	var dirs []string
 	for _, pat := range [][]string{
-		{CurrentDir, "*", "*.*-*"}, {CurrentDir, "*", "*", "v*.*-*"}, // <table>.old-<run>, <table>.new-<run>
-		{"*", "*", CurrentDir + ".*"}, {"*", "*", "v*", CurrentDir + ".*"}, // the earlier layout's
+		{outdir.CurrentDir, "*", "*.*-*"}, {outdir.CurrentDir, "*", "*", "v*.*-*"}, // <table>.old-<run>, <table>.new-<run>
+		{"*", "*", outdir.CurrentDir + ".*"}, {"*", "*", "v*", outdir.CurrentDir + ".*"}, // the earlier layout's
 	} {
 		m, err := filepath.Glob(filepath.Join(append([]string{out}, pat...)...))
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/lake"
 )
 
@@ -51,22 +52,22 @@ func TestMaterializeIsCurrentState(t *testing.T) {
 				want[i] = r[len("_rowkind=+I|"):]
 			}
 			slices.Sort(want)
-			got := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", name))), cols)
+			got := parquetRows(t, filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", name))), cols)
 			if len(want) < 10 {
 				t.Fatalf("shop.%s: only %d live keys", name, len(want))
 			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("run of %d, shop.%s: the snapshot has %d rows, the replayed changelog %d:\n%s", n, name, len(got), len(want), firstDiff(got, want))
 			}
-			if left, _ := filepath.Glob(filepath.Join(out, SnapshotDir(filepath.Join("shop", name))+".*")); len(left) > 0 {
+			if left, _ := filepath.Glob(filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", name))+".*")); len(left) > 0 {
 				t.Fatalf("left behind: %v", left)
 			}
-			if runs, _ := filepath.Glob(filepath.Join(out, SnapshotDir(filepath.Join("shop", name)), ".materialize-run-*")); len(runs) > 0 {
+			if runs, _ := filepath.Glob(filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", name)), ".materialize-run-*")); len(runs) > 0 {
 				t.Fatalf("spilled runs left: %v", runs)
 			}
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, SnapshotDir(filepath.Join("shop", "t0")), currentState)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", "t0")), outdir.StateFile)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -108,7 +109,7 @@ func TestMaterializeTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := func(name string) []string {
-		rows := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", name))), []string{"id", "v"})
+		rows := parquetRows(t, filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", name))), []string{"id", "v"})
 		return rows
 	}
 	if got, want := ids("t0"), []string{"id=7|v=2|", "id=8|v=0|"}; !slices.Equal(got, want) {
@@ -166,7 +167,7 @@ func TestMaterializeBySourcePosition(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", "t"))), []string{"id", "v"})
+		got := parquetRows(t, filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", "t"))), []string{"id", "v"})
 		if want := []string{"id=1|v=2|", "id=2|v=5|"}; !slices.Equal(got, want) {
 			t.Fatalf("%d runs: %v, want %v", len(runs), got, want)
 		}
@@ -220,7 +221,7 @@ func TestUpsertMatchesMaterialize(t *testing.T) {
 			}
 			cols := []string{"grp", "id", "v"}
 			got := scanRows(t, tbl, cols, table.WithSelectedFields(cols...))
-			want := parquetRows(t, filepath.Join(pq, SnapshotDir(filepath.Join("shop", name))), cols)
+			want := parquetRows(t, filepath.Join(pq, outdir.SnapshotDir(filepath.Join("shop", name))), cols)
 			if !slices.Equal(got, want) {
 				t.Fatalf("after %d inputs, shop.%s: iceberg %d rows, materialized %d:\n%s", n, name, len(got), len(want), firstDiff(got, want))
 			}
@@ -330,7 +331,7 @@ func TestMaterializeFillsUnchanged(t *testing.T) {
 			t.Fatalf("report: %+v", st.Materialized)
 		}
 	}
-	dir := filepath.Join(out, SnapshotDir(filepath.Join("d", "t")))
+	dir := filepath.Join(out, outdir.SnapshotDir(filepath.Join("d", "t")))
 	got := parquetRows(t, dir, append([]string{"id"}, cols...))
 	if !slices.Equal(got, want) {
 		t.Fatalf("the snapshot has %d rows, the model %d:\n%s", len(got), len(want), firstDiff(got, want))
@@ -417,7 +418,7 @@ func TestMaterializeDedup(t *testing.T) {
 				dups += m.Duplicates
 			}
 		}
-		rows := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", "t"))), []string{"_file", "_line", "_source_pos", "id", "v"})
+		rows := parquetRows(t, filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", "t"))), []string{"_file", "_line", "_source_pos", "id", "v"})
 		for i, r := range rows {
 			var file string
 			var line int
@@ -469,7 +470,7 @@ func TestSnapshotsBesideChangelogs(t *testing.T) {
 			t.Fatalf("Parquet below shop/%s's directory: %v", name, m)
 		}
 		// As an earlier version left it.
-		if err := os.Rename(filepath.Join(out, SnapshotDir(filepath.Join("shop", name))), filepath.Join(out, "shop", name, CurrentDir)); err != nil {
+		if err := os.Rename(filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", name))), filepath.Join(out, "shop", name, outdir.CurrentDir)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -477,12 +478,12 @@ func TestSnapshotsBesideChangelogs(t *testing.T) {
 	run(fresh, 6)
 	for _, name := range []string{"t0", "t1"} {
 		cols := []string{"grp", "id", "v"}
-		got := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", name))), cols)
-		want := parquetRows(t, filepath.Join(fresh, SnapshotDir(filepath.Join("shop", name))), cols)
+		got := parquetRows(t, filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", name))), cols)
+		want := parquetRows(t, filepath.Join(fresh, outdir.SnapshotDir(filepath.Join("shop", name))), cols)
 		if !slices.Equal(got, want) || len(want) == 0 {
 			t.Errorf("shop.%s: %d rows after moving the earlier layout's snapshot, %d fresh", name, len(got), len(want))
 		}
-		if _, err := os.Stat(filepath.Join(out, "shop", name, CurrentDir)); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(out, "shop", name, outdir.CurrentDir)); !os.IsNotExist(err) {
 			t.Errorf("shop.%s: the earlier layout's snapshot is still there (%v)", name, err)
 		}
 	}
@@ -517,15 +518,15 @@ func TestCurrentStateAcrossVersions(t *testing.T) {
 			t.Errorf("warnings %q", st.Warnings)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, "shop", "orders", "v2", SchemaFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "shop", "orders", "v2", outdir.SchemaFile)); err != nil {
 		t.Fatalf("no second version: %v", err)
 	}
-	got := parquetRows(t, filepath.Join(out, SnapshotDir(filepath.Join("shop", "orders"))), []string{"id", "code"})
+	got := parquetRows(t, filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", "orders"))), []string{"id", "code"})
 	want := []string{"id=1|code=7|", "id=2|code=NULL|", "id=3|code=10|", "id=4|code=11|"}
 	if !slices.Equal(got, want) {
 		t.Errorf("current state %q, want %q", got, want)
 	}
-	if _, err := os.Stat(filepath.Join(out, SnapshotDir(filepath.Join("shop", "orders", "v2")))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(out, outdir.SnapshotDir(filepath.Join("shop", "orders", "v2")))); !os.IsNotExist(err) {
 		t.Errorf("a snapshot of version 2 alone: %v", err)
 	}
 }

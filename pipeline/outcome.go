@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/internal/inuse"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -87,7 +89,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	}
 	if err == nil && fr.writers != nil {
 		// Routed: the tables' schema files first (the outputs' schemas are
-		// never lost, and mark the directories recoverPending cleans),
+		// never lost, and mark the directories outdir.RecoverPending cleans),
 		// then every table's output, in the order they were made.
 		err = r.router.persist(cfg, fr.touched)
 		for _, tr := range fr.touched {
@@ -130,11 +132,11 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	}
 	keepGoing := err != nil && cfg.KeepGoing && isInputError(err, fr.file)
 	if err == nil {
-		e := Entry{Path: fr.key.path, Gen: fr.key.gen, Stem: fr.stem, Size: fr.readSize, ModTime: fr.readMod, Hash: fr.sha,
-			Outputs: fr.outputs, Status: StatusOK, Fingerprint: r.fingerprint, Stats: st, Time: time.Now().UTC()}
+		e := outdir.Entry{Path: fr.key.Path, Gen: fr.key.Gen, Stem: fr.stem, Size: fr.readSize, ModTime: fr.readMod, Hash: fr.sha,
+			Outputs: fr.outputs, Status: outdir.StatusOK, Fingerprint: r.fingerprint, Stats: entryStats(st), Time: time.Now().UTC()}
 		var prev []string
 		if r.journal != nil {
-			if pe, ok := r.journal.entry(fr.key); ok && pe.Status == StatusOK {
+			if pe, ok := r.journal.Entry(fr.key); ok && pe.Status == outdir.StatusOK {
 				prev = pe.Outputs
 			}
 			if d, ok := r.journal.SameContent(e.Size, e.Hash, fr.key); ok && r.lake == nil { // a table holds one input's bytes once
@@ -154,7 +156,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			// A reconverted input's outputs that this conversion did not
 			// make again (tables or partitions it no longer has rows of)
 			// go; a kill before they are gone leaves the pending file,
-			// and the next start removes them (recoverPending).
+			// and the next start removes them (outdir.RecoverPending).
 			if faultBeforeStale != nil {
 				if err = faultBeforeStale(); err != nil {
 					committed = true
@@ -177,14 +179,14 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		st.Failed = 1
 		fs.Stats = st
 		fs.Error, fs.Outputs = err.Error(), nil
-		fs.Status = StatusFailed
+		fs.Status = outdir.StatusFailed
 		if r.journal != nil || cfg.FailedDir != "" {
-			e := Entry{Path: fr.key.path, Gen: fr.key.gen, Stem: fr.stem, Size: fr.file.Size, ModTime: fr.file.ModTime, Status: StatusFailed,
-				Error: err.Error(), Fingerprint: r.fingerprint, Stats: st, Time: time.Now().UTC()}
+			e := outdir.Entry{Path: fr.key.Path, Gen: fr.key.Gen, Stem: fr.stem, Size: fr.file.Size, ModTime: fr.file.ModTime, Status: outdir.StatusFailed,
+				Error: err.Error(), Fingerprint: r.fingerprint, Stats: entryStats(st), Time: time.Now().UTC()}
 			if r.journal != nil {
 				// The outputs of an earlier conversion of this input stay,
 				// and stay its own.
-				if prev, ok := r.journal.entry(fr.key); ok && prev.Status == StatusOK {
+				if prev, ok := r.journal.Entry(fr.key); ok && prev.Status == outdir.StatusOK {
 					e.Outputs = prev.Outputs
 				}
 			}
@@ -208,7 +210,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			}
 		}
 	} else if err == nil {
-		fs.Status = StatusOK
+		fs.Status = outdir.StatusOK
 	}
 	r.mu.Lock()
 	r.total.add(st)
@@ -276,14 +278,14 @@ type runInput struct {
 // A duplicate is journaled as one, with no outputs of its own, disposed
 // of as --on-success says, and reported skipped with a warning. Only
 // inputs of a size another has are hashed.
-func (r *run) dedupInput(f reader.File, k inputKey, idx int, seen map[int64][]*runInput) (FileStats, bool, error) {
+func (r *run) dedupInput(f reader.File, k outdir.InputKey, idx int, seen map[int64][]*runInput) (FileStats, bool, error) {
 	same := seen[f.Size]
 	in := &runInput{f: f}
 	seen[f.Size] = append(same, in)
-	if !r.journal.hasSize(f.Size) && len(same) == 0 {
+	if !r.journal.HasSize(f.Size) && len(same) == 0 {
 		return FileStats{}, false, nil
 	}
-	hash, err := fileHash(f)
+	hash, err := outdir.FileHash(f)
 	if err != nil {
 		return FileStats{}, false, fmt.Errorf("%s: %w", f.Path, err)
 	}
@@ -297,7 +299,7 @@ func (r *run) dedupInput(f reader.File, k inputKey, idx int, seen map[int64][]*r
 			break
 		}
 		if o.hash == "" {
-			if o.hash, err = fileHash(o.f); err != nil {
+			if o.hash, err = outdir.FileHash(o.f); err != nil {
 				return FileStats{}, false, fmt.Errorf("%s: %w", o.f.Path, err)
 			}
 		}
@@ -308,7 +310,7 @@ func (r *run) dedupInput(f reader.File, k inputKey, idx int, seen map[int64][]*r
 	if of == "" {
 		return FileStats{}, false, nil
 	}
-	e := Entry{Path: k.path, Gen: k.gen, Size: f.Size, ModTime: f.ModTime, Hash: hash, Status: StatusOK,
+	e := outdir.Entry{Path: k.Path, Gen: k.Gen, Size: f.Size, ModTime: f.ModTime, Hash: hash, Status: outdir.StatusOK,
 		Fingerprint: r.fingerprint, DuplicateOf: of, Time: time.Now().UTC()}
 	fs := FileStats{idx: idx, Path: f.Path, Status: "skipped"}
 	fs.Warnings = []string{fmt.Sprintf("%s: the same bytes as %s: skipped (--dedup-inputs)", f.Path, of)}
@@ -389,7 +391,7 @@ func isInputError(err error, f reader.File) bool {
 	}
 	// A file error is the input's when it is about the input (it cannot be
 	// opened or read), not about an output.
-	return errors.As(err, &pe) && (pe.Path == f.Path || pe.Path == inputPath(f))
+	return errors.As(err, &pe) && (pe.Path == f.Path || pe.Path == outdir.InputPath(f))
 }
 
 // dispose journals a converted input's entry e with the disposition that
@@ -397,7 +399,7 @@ func isInputError(err error, f reader.File) bool {
 // says what it did ("moved" to where, "deleted", or ""). The entry is
 // synced first, so a crash in between leaves a file the next run
 // recognises (same content) and disposes of again.
-func (r *run) dispose(e Entry, f reader.File, action string) (how, to string, err error) {
+func (r *run) dispose(e outdir.Entry, f reader.File, action string) (how, to string, err error) {
 	switch {
 	case action == "" || action == "keep":
 		return "", "", r.record(e)
@@ -407,34 +409,34 @@ func (r *run) dispose(e Entry, f reader.File, action string) (how, to string, er
 			return "", "", r.recordDeferred(e, err)
 		}
 		defer release()
-		e.Disposed, e.MovedTo = DisposedDeleted, ""
+		e.Disposed, e.MovedTo = outdir.DisposedDeleted, ""
 		if err := r.record(e); err != nil {
 			return "", "", err
 		}
-		if err := removeInput(r.ctx, f); err != nil {
+		if err := outdir.RemoveInput(r.ctx, f); err != nil {
 			return "", "", &dispositionError{fmt.Errorf("deleting %s: %w", f.Path, err)}
 		}
-		return DisposedDeleted, "", nil
+		return outdir.DisposedDeleted, "", nil
 	case strings.HasPrefix(action, "move="):
 		to, err := r.move(e, f, strings.TrimPrefix(action, "move="), nil)
 		if err != nil {
 			return "", "", r.recordDeferred(e, err)
 		}
-		return DisposedMoved, to, nil
+		return outdir.DisposedMoved, to, nil
 	}
 	return "", "", fmt.Errorf("on-success %q: want keep, delete or move=DIR", action)
 }
 
 // disposeFailed journals a failed input and, with a failed directory,
 // moves it there with "<name>.err" holding the error.
-func (r *run) disposeFailed(e Entry, f reader.File, action string, cause error) (how, to string, err error) {
+func (r *run) disposeFailed(e outdir.Entry, f reader.File, action string, cause error) (how, to string, err error) {
 	if action == "keep" {
 		return "", "", r.record(e)
 	}
 	if to, err = r.move(e, f, strings.TrimPrefix(action, "move="), cause); err != nil {
 		return "", "", r.recordDeferred(e, err)
 	}
-	return DisposedMoved, to, nil
+	return outdir.DisposedMoved, to, nil
 }
 
 // dispositionError is a move or delete of an input that failed: the input
@@ -485,7 +487,7 @@ func actionWord(action string) string {
 // recordDeferred journals e without a disposition when err defers it (the
 // input stays, converted, until a later run or the watcher disposes of
 // it), and returns err.
-func (r *run) recordDeferred(e Entry, err error) error {
+func (r *run) recordDeferred(e outdir.Entry, err error) error {
 	if _, ok := deferred(err); ok {
 		e.Disposed, e.MovedTo = "", ""
 		if rerr := r.record(e); rerr != nil {
@@ -502,10 +504,10 @@ func (r *run) recordDeferred(e Entry, err error) error {
 // read, gives a deferredError: moving it would take away lines nobody
 // converted (a writer holding the file open writes on into the moved
 // file).
-func (r *run) holdInput(e Entry, f reader.File) (release func(), err error) {
+func (r *run) holdInput(e outdir.Entry, f reader.File) (release func(), err error) {
 	release = func() {}
 	if f.Remote() {
-		size, mod, err := objectState(r.ctx, f)
+		size, mod, err := outdir.ObjectState(r.ctx, f)
 		if err != nil {
 			return release, err
 		}
@@ -533,14 +535,14 @@ func (r *run) holdInput(e Entry, f reader.File) (release func(), err error) {
 // changedSince returns a deferredError when the input now of size and
 // modification time mod is not the one e describes (by size, then time,
 // then content).
-func changedSince(e Entry, f reader.File, size, mod int64) error {
+func changedSince(e outdir.Entry, f reader.File, size, mod int64) error {
 	if size != e.Size {
 		return &deferredError{fmt.Sprintf("it changed after it was read (%d bytes read, %d now)", e.Size, size)}
 	}
 	if mod == e.ModTime || e.Hash == "" {
 		return nil
 	}
-	same, err := sameInput(Entry{Size: e.Size, Hash: e.Hash}, reader.File{Path: f.Path, Store: f.Store, Key: f.Key, Size: size, ModTime: mod})
+	same, err := outdir.SameInput(outdir.Entry{Size: e.Size, Hash: e.Hash}, reader.File{Path: f.Path, Store: f.Store, Key: f.Key, Size: size, ModTime: mod})
 	if err != nil {
 		return err
 	}
@@ -551,32 +553,29 @@ func changedSince(e Entry, f reader.File, size, mod int64) error {
 }
 
 // record journals e when there is a journal.
-func (r *run) record(e Entry) error {
+func (r *run) record(e outdir.Entry) error {
 	if r.journal == nil {
 		return nil
 	}
-	if p := r.cfg.publish; p != nil {
-		// Outputs into the bucket before the entry that lists them.
-		if e.Status == StatusOK {
-			if err := p.entry(r.ctx, e); err != nil {
-				return err
-			}
-		}
-		if err := r.journal.Record(e); err != nil {
+	// Outputs in place (a bucket's) before the entry that lists them.
+	if e.Status == outdir.StatusOK {
+		if err := r.out.Publish(r.ctx, e); err != nil {
 			return err
 		}
-		// An input is moved or deleted only once the bucket's journal
-		// says so.
-		return p.journaled(r.ctx, JournalFile(r.cfg.Shard), e.Disposed != "")
 	}
-	return r.journal.Record(e)
+	if err := r.journal.Record(e); err != nil {
+		return err
+	}
+	// An input is moved or deleted only once the journal where it is
+	// read (a bucket's) says so.
+	return r.out.Journaled(r.ctx, e.Disposed != "")
 }
 
 // move moves input f under dir (keeping its relative path) to a name no
 // file has: dir/rel, or dir/rel~2, ... The chosen name is journaled with
 // e before the move; with cause, "<name>.err" is written beside it. It
 // returns where the file went.
-func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, error) {
+func (r *run) move(e outdir.Entry, f reader.File, dir string, cause error) (string, error) {
 	release, err := r.holdInput(e, f)
 	if err != nil {
 		return "", err
@@ -588,7 +587,7 @@ func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, err
 		prefer = ""
 		if dst == "" {
 			var err error
-			if dst, err = freeInputName(r.ctx, dir, f); err != nil {
+			if dst, err = outdir.FreeInputName(r.ctx, dir, f); err != nil {
 				// Journaled as it is, so a later run knows it converted and
 				// tries the move again.
 				e.Disposed, e.MovedTo = "", ""
@@ -598,19 +597,19 @@ func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, err
 				return "", &dispositionError{fmt.Errorf("moving %s to %s: %w", f.Path, dir, err)}
 			}
 		}
-		e.Disposed, e.MovedTo = DisposedMoved, dst
+		e.Disposed, e.MovedTo = outdir.DisposedMoved, dst
 		if err := r.record(e); err != nil {
 			return "", err
 		}
-		err := moveInput(r.ctx, f, dir, dst)
-		if errors.Is(err, errExists) {
+		err := outdir.MoveInput(r.ctx, f, dir, dst)
+		if errors.Is(err, outdir.ErrExists) {
 			continue // taken meanwhile: journal another name
 		}
 		if err != nil {
 			return "", &dispositionError{fmt.Errorf("moving %s to %s: %w", f.Path, dst, err)}
 		}
 		if cause != nil {
-			if err := writeBeside(r.ctx, f, dir, dst, []byte(cause.Error()+"\n")); err != nil {
+			if err := outdir.WriteBeside(r.ctx, f, dir, dst, []byte(cause.Error()+"\n")); err != nil {
 				return "", fmt.Errorf("writing %s.err: %w", dst, err)
 			}
 		}
@@ -624,7 +623,7 @@ func (r *run) move(e Entry, f reader.File, dir string, cause error) (string, err
 // run did not finish with: that move or delete is completed. Anything else
 // (a file converted with --on-success keep, now run with move or delete; a
 // copy of a converted file delivered again) gets the current action.
-func (r *run) disposeConverted(e Entry, f reader.File) (how, to string, err error) {
+func (r *run) disposeConverted(e outdir.Entry, f reader.File) (how, to string, err error) {
 	if a := r.cfg.OnSuccess; e.Disposed != "" && (a == "" || a == "keep") {
 		// A move or delete left pending (it failed, or a run was killed
 		// before it) and the user now says keep: the input stays.
@@ -632,16 +631,16 @@ func (r *run) disposeConverted(e Entry, f reader.File) (how, to string, err erro
 		return "", "", r.record(e)
 	}
 	if e.Disposed != "" && e.Size == f.Size && e.ModTime == f.ModTime {
-		if e.Disposed == DisposedDeleted {
+		if e.Disposed == outdir.DisposedDeleted {
 			release, err := r.holdInput(e, f)
 			if err != nil {
 				return "", "", err
 			}
 			defer release()
-			if err := removeInput(r.ctx, f); err != nil {
+			if err := outdir.RemoveInput(r.ctx, f); err != nil {
 				return "", "", &dispositionError{fmt.Errorf("deleting %s: %w", f.Path, err)}
 			}
-			return DisposedDeleted, "", nil
+			return outdir.DisposedDeleted, "", nil
 		}
 		dir := filepath.Dir(e.MovedTo)
 		if f.Remote() {
@@ -654,7 +653,7 @@ func (r *run) disposeConverted(e Entry, f reader.File) (how, to string, err erro
 			if err != nil {
 				return "", "", err
 			}
-			return DisposedMoved, to, nil
+			return outdir.DisposedMoved, to, nil
 		}
 	}
 	if a := r.cfg.OnSuccess; a == "" || a == "keep" {
@@ -683,4 +682,19 @@ func (r *run) giveVerdict(fr *fileRun) {
 		fr.verdictGiven = true
 		fr.verdict <- nil
 	}
+}
+
+// entryStats encodes an input's counts for its journal entry.
+func entryStats(st Stats) json.RawMessage {
+	b, _ := json.Marshal(st)
+	return b
+}
+
+// truncatesOf are the truncates an input's journal entry records.
+func truncatesOf(e outdir.Entry) []Truncate {
+	var st struct {
+		Truncates []Truncate `json:"truncates"`
+	}
+	json.Unmarshal(e.Stats, &st) // entries without stats have none
+	return st.Truncates
 }

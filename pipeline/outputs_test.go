@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/writer"
 )
 
@@ -35,14 +36,14 @@ func TestPendingOutputsOfAKilledRun(t *testing.T) {
 	orphanDead := filepath.Join(out, "_dead_letters", "sub9", "lost.json.jsonl")
 	os.MkdirAll(filepath.Dir(orphanDead), 0o755)
 	os.WriteFile(orphanDead, []byte("{}\n"), 0o644)
-	if err := writePending(out, pendingName, []pendingStem{{Stem: filepath.Join("sub9", "lost.json")}, {Stem: filepath.Join("sub0", "f00.json")}}); err != nil {
+	if err := outdir.WritePending(out, outdir.PendingName, []outdir.PendingStem{{Stem: filepath.Join("sub9", "lost.json")}, {Stem: filepath.Join("sub0", "f00.json")}}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := Run(context.Background(), cfg, []string{in})
 	if err != nil || st.Skipped != 2 {
 		t.Fatalf("rerun: %+v %v", st, err)
 	}
-	for _, p := range []string{orphan, orphanDead, filepath.Join(out, pendingName)} {
+	for _, p := range []string{orphan, orphanDead, filepath.Join(out, outdir.PendingName)} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is still there", p)
 		}
@@ -52,12 +53,12 @@ func TestPendingOutputsOfAKilledRun(t *testing.T) {
 	}
 }
 
-// TestJournalKeepsEveryGeneration: compacting the journal keeps the entry
+// TestJournalKeepsEverygeneration: compacting the journal keeps the entry
 // of every input seen at a path, so an old generation's outputs stay its
 // own after a rewrite.
 func TestJournalKeepsEveryGeneration(t *testing.T) {
 	dir := t.TempDir()
-	j, err := OpenJournal(dir)
+	j, err := outdir.OpenJournal(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,13 +68,13 @@ func TestJournalKeepsEveryGeneration(t *testing.T) {
 			stem = fmt.Sprintf("x.json~%d", gen+1)
 		}
 		for k := 0; k < 60; k++ { // superseded lines, so the next open compacts
-			if err := j.Record(Entry{Path: "/in/x.json", Gen: gen, Size: int64(k), Status: StatusOK, Outputs: []string{stem + ".parquet"}, Disposed: DisposedMoved}); err != nil {
+			if err := j.Record(outdir.Entry{Path: "/in/x.json", Gen: gen, Size: int64(k), Status: outdir.StatusOK, Outputs: []string{stem + ".parquet"}, Disposed: DisposedMoved}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	j.Close()
-	j, err = OpenJournal(dir)
+	j, err = outdir.OpenJournal(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestJournalKeepsEveryGeneration(t *testing.T) {
 		t.Fatalf("%d entries after compaction, want 3", n)
 	}
 	for gen, stem := range []string{"x.json", "x.json~2", "x.json~3"} {
-		if k, ok := j.owner(stem); !ok || k.gen != gen {
+		if k, ok := j.Owner(stem); !ok || k.Gen != gen {
 			t.Errorf("stem %s owned by %+v, %v; want generation %d", stem, k, ok, gen)
 		}
 	}
@@ -99,24 +100,24 @@ func TestMoveNoClobber(t *testing.T) {
 	os.WriteFile(src, []byte("new"), 0o644)
 	os.MkdirAll(filepath.Dir(dst), 0o755)
 	os.WriteFile(dst, []byte("old"), 0o644)
-	if err := moveNoClobber(src, dst); !errors.Is(err, errExists) {
-		t.Fatalf("onto an existing file: %v, want errExists", err)
+	if err := outdir.MoveNoClobber(src, dst); !errors.Is(err, outdir.ErrExists) {
+		t.Fatalf("onto an existing file: %v, want outdir.ErrExists", err)
 	}
 	if b, _ := os.ReadFile(dst); string(b) != "old" {
 		t.Fatalf("destination overwritten: %q", b)
 	}
-	free, err := freeName(filepath.Join(dir, "done"), "a")
+	free, err := outdir.FreeName(filepath.Join(dir, "done"), "a")
 	if err != nil || free != dst+"~2" {
-		t.Fatalf("freeName = %q, %v", free, err)
+		t.Fatalf("outdir.FreeName = %q, %v", free, err)
 	}
 	os.Link(src, free) // a kill between the link and the removal
-	if err := moveNoClobber(src, free); err != nil {
+	if err := outdir.MoveNoClobber(src, free); err != nil {
 		t.Fatalf("finishing a half-done move: %v", err)
 	}
 	if _, err := os.Stat(src); !errors.Is(err, os.ErrNotExist) {
 		t.Error("source still there")
 	}
-	if err := moveNoClobber(src, free); err != nil {
+	if err := outdir.MoveNoClobber(src, free); err != nil {
 		t.Errorf("a move already done: %v", err)
 	}
 	if b, _ := os.ReadFile(free); string(b) != "new" {

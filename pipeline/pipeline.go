@@ -35,6 +35,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/partition"
@@ -73,7 +74,7 @@ type Config struct {
 	Hints []infer.Hint
 
 	// dirs decides the tables' directories in OutDir (set by RunFiles).
-	dirs *tableDirs
+	dirs *outdir.TableDirs
 	// NoLineage leaves the lineage columns (_file, _line, _source_pos) out
 	// of inferred tables.
 	NoLineage bool
@@ -107,7 +108,7 @@ type Config struct {
 	// (shard.go): n processes, one per shard, share one output directory,
 	// journal file by journal file, and together write what one run
 	// writes.
-	Shard Shard
+	Shard outdir.Shard
 	// TableMode is Iceberg output's: "changelog" (default: every row
 	// appended) or "upsert" (the current state per primary key).
 	TableMode string
@@ -170,16 +171,24 @@ type Config struct {
 	Progress *Progress
 	// Mem allocates Arrow memory (default memory.DefaultAllocator).
 	Mem memory.Allocator
-	// publish, set for a bucket output, puts outputs and the journal
-	// there (bucket.go); OutDir is then its staging directory.
-	publish *publisher
-	// lakeRemote, with publish and Iceberg output, is the warehouse's
-	// bucket URL; OutDir stages its data files.
-	lakeRemote string
 	// Version is recorded in output files; Build, when known, is the
 	// commit it was built from.
 	Version, Build string
 }
+
+// A FileStats' Status is StatusOK, StatusFailed or "skipped"; its
+// Disposed, what OnSuccess (or FailedDir) did with the input.
+const (
+	StatusOK        = outdir.StatusOK
+	StatusFailed    = outdir.StatusFailed
+	DisposedMoved   = outdir.DisposedMoved
+	DisposedDeleted = outdir.DisposedDeleted
+)
+
+// ErrConversionChanged is returned, before any input is read, when the
+// output directory's journal was written by a conversion with other
+// settings: convert again with Force, or use another output directory.
+var ErrConversionChanged = outdir.ErrConversionChanged
 
 // TableKey names a source table: namespace and name.
 type TableKey = infer.Key
@@ -211,7 +220,7 @@ const routedHoldRows = 4096
 // (ignore-parse-errors, dead letters, --keep-going, --on-success) or how
 // the work is spread (workers, batch and row-group sizes) are not part of
 // it: they never change a completed output's columns or values.
-func (c *Config) Conversion() Conversion {
+func (c *Config) Conversion() outdir.Conversion {
 	m := map[string]string{"to": c.To}
 	if c.Format != nil {
 		m["format"] = c.Format.Name
@@ -309,7 +318,7 @@ func (c *Config) Conversion() Conversion {
 		}
 		m["compression"] = comp
 	}
-	return NewConversion(m)
+	return outdir.NewConversion(m)
 }
 
 // createdBy is the Parquet footer's created_by, in the convention's form
@@ -549,14 +558,12 @@ func Run(ctx context.Context, cfg Config, paths []string) (Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return Stats{}, setup(err)
 	}
-	if lp, ok := objstore.LocalPath(cfg.OutDir); ok {
-		cfg.OutDir = lp
-	}
-	files, err := Find(ctx, &cfg, paths)
+	cfg.OutDir = outdir.LocalPath(cfg.OutDir)
+	files, err := outdir.Find(ctx, paths, cfg.OwnDirs())
 	if err != nil {
 		return Stats{}, setup(err)
 	}
-	if objstore.IsURL(cfg.OutDir) {
+	if outdir.IsRemote(cfg.OutDir) {
 		return runToBucket(ctx, cfg, files)
 	}
 	return RunFiles(ctx, cfg, files)
@@ -580,23 +587,29 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	if err := cfg.Validate(); err != nil {
 		return Stats{}, setup(err)
 	}
+	if outdir.IsRemote(cfg.OutDir) {
+		return Stats{}, setup(&ConfigError{Field: "OutDir", Reason: "an output in a bucket is written by Run (RunFiles works in a directory): call Run, or give a local OutDir"})
+	}
+	return runFiles(ctx, cfg, files, outdir.Local(cfg.OutDir))
+}
+
+// runFiles converts files into out (cfg.OutDir is out's Path).
+func runFiles(ctx context.Context, cfg Config, files []reader.File, out outdir.Dir) (_ Stats, err error) {
 	cfg.defaults()
 	defer func() { err = explainDiskFull(err, cfg.OutDir) }()
-	if objstore.IsURL(cfg.DeadLetterDir) {
-		return Stats{}, setup(errors.New("--dead-letter takes a local or mounted directory; with -o in a bucket, dead letters go to its _dead_letters/ (leave --dead-letter out and set FORMAT.ignore-parse-errors=true)"))
+	r := &run{cfg: &cfg, out: out, ctx: ctx, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
+	var moveDirs []string
+	if d, ok := strings.CutPrefix(cfg.OnSuccess, "move="); ok {
+		moveDirs = append(moveDirs, d)
 	}
-	if objstore.IsURL(cfg.OutDir) && cfg.publish == nil {
-		return Stats{}, setup(errors.New("an output in a bucket is written by Run (RunFiles works in a directory): call Run, or give a local OutDir"))
+	if cfg.FailedDir != "" {
+		moveDirs = append(moveDirs, cfg.FailedDir)
 	}
-	r := &run{cfg: &cfg, ctx: ctx, jobs: make(chan chunkJob, cfg.Workers), tokens: make(chan struct{}, 2*cfg.Workers+1)}
-	if err := checkRemoteInputs(&cfg, files); err != nil {
+	if err := outdir.CheckInputMoves(files, moveDirs); err != nil {
 		return Stats{}, setup(err)
 	}
 	if cfg.Shard.Sharded() {
-		if err := checkShardable(&cfg); err != nil {
-			return Stats{}, setup(err)
-		}
-		release, err := claimTempTag(cfg.Shard.tag())
+		release, err := claimTempTag(cfg.Shard.Tag())
 		if err != nil {
 			return Stats{}, setup(err)
 		}
@@ -611,10 +624,10 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		files = mine
 	}
 	if cfg.To == ToIceberg {
-		if cfg.lakeRemote != "" {
+		if remote := out.Remote(); remote != "" {
 			// iceberg-go's S3 client takes the AWS configuration from the
 			// context: the same deadlines and retries as cdcetl's own.
-			if ctx, err = objstore.WithAWSConfig(ctx, cfg.lakeRemote); err != nil {
+			if ctx, err = objstore.WithAWSConfig(ctx, remote); err != nil {
 				return Stats{}, setup(err)
 			}
 			r.ctx = ctx
@@ -629,7 +642,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 			return Stats{}, setup(err)
 		}
 	}
-	cfg.dirs = newTableDirs(cfg.OutDir)
+	cfg.dirs = outdir.NewTableDirs(cfg.OutDir)
 	if cfg.DeadLetterDir == "" && cfg.OutDir != "" {
 		cfg.DeadLetterDir = filepath.Join(cfg.OutDir, "_dead_letters")
 	}
@@ -641,25 +654,25 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	if cfg.Format != nil && cfg.Format.Name == "canal-json" && cfg.Options.DatabaseInclude == "" && cfg.Options.TableInclude == "" {
 		r.tables = &decode.TableSet{}
 	}
-	alloc := newAllocator(nil)
-	var planned []pendingStem
-	keys := make([]inputKey, len(files))
+	alloc := outdir.NewAllocator(nil)
+	var planned []outdir.PendingStem
+	keys := make([]outdir.InputKey, len(files))
 	var order []int // each file's place among the inputs given (skipped ones included)
 	if cfg.OutDir != "" {
 		// Another cdcetl writing here (a watcher, say) goes first: cleaning
 		// temporary files and appending the journal are not shared. Shards
 		// share the directory, each with a journal and pending file of
 		// its own (shard.go, lock.go).
-		lk, err := lockOutput(ctx, cfg.OutDir, cfg.Shard)
+		lk, err := outdir.LockDir(ctx, cfg.OutDir, cfg.Shard)
 		if err != nil {
 			return Stats{}, setup(err)
 		}
-		defer lk.release()
+		defer lk.Release()
 		// Leftovers of killed runs first, then the journal.
-		if err := cleanTemp(cfg.OutDir, lk.mayClean); err != nil {
+		if err := outdir.CleanTempOf(cfg.OutDir, lk.MayClean); err != nil {
 			return Stats{}, setup(err)
 		}
-		if r.journal, err = openJournal(cfg.OutDir, lk.tag); err != nil {
+		if r.journal, err = outdir.OpenJournal(cfg.OutDir, lk.Tag()); err != nil {
 			return Stats{}, setup(err)
 		}
 		defer r.journal.Close()
@@ -674,7 +687,7 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		}
 		for _, p := range pendings {
 			name := filepath.Base(p)
-			if tag, ok := tagOfName(name, pendingName); !ok || !lk.mayClean(tag) {
+			if tag, ok := outdir.TagOfName(name, outdir.PendingName); !ok || !lk.MayClean(tag) {
 				continue
 			}
 			if r.lake != nil {
@@ -682,11 +695,11 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 					return Stats{}, setup(err)
 				}
 			}
-			if err := recoverPending(cfg.OutDir, name, r.journal); err != nil {
+			if err := outdir.RecoverPending(cfg.OutDir, name, r.journal); err != nil {
 				return Stats{}, setup(err)
 			}
 		}
-		lk.releaseIdle()
+		lk.ReleaseIdle()
 		conv := cfg.Conversion()
 		r.fingerprint = conv.Fingerprint
 		if !cfg.Force {
@@ -697,12 +710,12 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 		if err := r.journal.Adopt(conv); err != nil {
 			return Stats{}, setup(err)
 		}
-		alloc = newAllocator(r.journal)
+		alloc = outdir.NewAllocator(r.journal)
 		todo := files[:0:0]
 		keys = keys[:0]
 		seen := map[int64][]*runInput{} // DedupInputs: this run's inputs by size
 		for i, f := range files {
-			abs := inputPath(f)
+			abs := outdir.InputPath(f)
 			if !cfg.Force {
 				e, done, err := r.journal.Done(abs, f, r.fingerprint)
 				if err != nil {
@@ -727,12 +740,12 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 					continue
 				}
 			}
-			gen, err := generation(r.journal, abs, f)
+			gen, err := outdir.Generation(r.journal, abs, f)
 			if err != nil {
 				return Stats{}, setup(err)
 			}
 			if cfg.DedupInputs {
-				fs, dup, err := r.dedupInput(f, inputKey{abs, gen}, i, seen)
+				fs, dup, err := r.dedupInput(f, outdir.InputKey{Path: abs, Gen: gen}, i, seen)
 				if err != nil {
 					return r.total, err
 				}
@@ -743,13 +756,13 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 				}
 			}
 			todo = append(todo, f)
-			keys = append(keys, inputKey{abs, gen})
+			keys = append(keys, outdir.InputKey{Path: abs, Gen: gen})
 			order = append(order, i)
 		}
 		files = todo
 	} else {
 		for i, f := range files {
-			keys[i] = inputKey{inputPath(f), 0}
+			keys[i] = outdir.InputKey{Path: outdir.InputPath(f), Gen: 0}
 			order = append(order, i)
 		}
 	}
@@ -760,22 +773,20 @@ func RunFiles(ctx context.Context, cfg Config, files []reader.File) (_ Stats, er
 	}
 	stems := make([]string, len(files))
 	for i, f := range files {
-		stems[i] = alloc.stem(keys[i], baseStem(f.Rel))
-		p := pendingStem{Stem: stems[i], Routed: cfg.Schema == nil, Partitioned: cfg.hive()}
+		stems[i] = alloc.Stem(keys[i], outdir.BaseStem(f.Rel))
+		p := outdir.PendingStem{Stem: stems[i], Routed: cfg.Schema == nil, Partitioned: cfg.hive()}
 		if _, dead, _ := r.outputNames(stems[i]); dead != "" && !within(cfg.OutDir, dead) {
 			p.Dead = dead
 		}
 		planned = append(planned, p)
 	}
 	if cfg.OutDir != "" && len(files) > 0 {
-		pending := taggedName(pendingName, cfg.Shard.tag())
-		if err := writePending(cfg.OutDir, pending, planned); err != nil {
+		pending := outdir.TaggedName(outdir.PendingName, cfg.Shard.Tag())
+		if err := outdir.WritePending(cfg.OutDir, pending, planned); err != nil {
 			return Stats{}, setup(err)
 		}
-		if cfg.publish != nil {
-			if err := cfg.publish.started(ctx); err != nil {
-				return Stats{}, setup(err)
-			}
+		if err := r.out.Started(ctx); err != nil {
+			return Stats{}, setup(err)
 		}
 		defer func() {
 			if !r.unsettled {

@@ -20,6 +20,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/internal/cdcgen"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 )
 
@@ -118,7 +119,7 @@ func TestStrictErrorLeavesNoPartialOutput(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(cfg.OutDir)
 	for _, e := range entries {
-		if e.Name() != JournalName && e.Name() != LockName {
+		if e.Name() != outdir.JournalName && e.Name() != outdir.LockName {
 			t.Errorf("output dir holds %s after a failed run", e.Name())
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
@@ -25,11 +26,12 @@ import (
 // run is the shared state of one Run.
 type run struct {
 	cfg     *Config
+	out     outdir.Dir // where outputs go (cfg.OutDir is its Path)
 	jobs    chan chunkJob
 	tokens  chan struct{} // one per chunk in flight
 	mu      sync.Mutex
 	total   Stats
-	journal *Journal
+	journal *outdir.Journal
 	// fingerprint is the run's Conversion fingerprint, recorded with every
 	// journal entry.
 	fingerprint string
@@ -72,9 +74,9 @@ type fileRun struct {
 	idx     int
 	turn    int // its place among the inputs converted: upsert commits go in this order
 	file    reader.File
-	key     inputKey // the input: absolute path and generation
-	stem    string   // of its outputs
-	outputs []string // relative to OutDir
+	key     outdir.InputKey // the input: absolute path and generation
+	stem    string          // of its outputs
+	outputs []string        // relative to OutDir
 	dead    *writer.DeadLetters
 	sha     string
 	// readSize and readMod are what the read covered: the bytes as
@@ -155,7 +157,7 @@ func (r *run) feed(ctx context.Context, fr *fileRun) error {
 	}
 	defer chunks.Close()
 	chunks.SetContext(ctx)
-	fr.info = decode.FileInfo{Path: inputPath(fr.file), Name: inputName(fr.file), Size: fr.file.Size, ModTime: fr.file.ModTime}
+	fr.info = decode.FileInfo{Path: outdir.InputPath(fr.file), Name: outdir.InputName(fr.file), Size: fr.file.Size, ModTime: fr.file.ModTime}
 	fr.recycle = chunks.Recycle
 	var ahead []reader.Chunk // chunks read before feeding (routed: for the schemas)
 	if r.router != nil && fr.tables == nil {
@@ -903,7 +905,7 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 		if r.lake != nil {
 			w, out, err = r.newLakeWriter(ctx, fr, t.tr, t.tr.schema)
 		} else {
-			w, out, err = r.newFileWriter(fr, t.tr.dir, routedStem(fr.stem), t.tr.schema, fr.format, &t.tr.key)
+			w, out, err = r.newFileWriter(fr, t.tr.dir, outdir.RoutedStem(fr.stem), t.tr.schema, fr.format, &t.tr.key)
 		}
 		if err != nil {
 			return err

@@ -8,96 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 )
-
-// inside reports whether p is below dir.
-func inside(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != "." && !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// FuzzRoutedPaths: for any two tables, versions and input stems, the
-// outputs of a routed conversion stay below the output directory and two
-// different (table, version, stem) never share a path, even on a file
-// system that ignores case; no output is a schema file.
-func FuzzRoutedPaths(f *testing.F) {
-	f.Add("inventory", "products", "inventory", "Products", uint8(1), uint8(1), "a.json", "a.json")
-	f.Add("..", "..", "", "", uint8(1), uint8(2), "v2/x.json", "x.json")
-	f.Add("shop", "CON", "shop", "con", uint8(1), uint8(1), "v2~/x.json", "v2/x.json")
-	f.Add("a.b", "c", "a", "b.c", uint8(3), uint8(3), "_schema.sql", "x")
-	f.Fuzz(func(t *testing.T, ns1, t1, ns2, t2 string, v1, v2 uint8, stem1, stem2 string) {
-		out := "/out"
-		clean := func(s string) string {
-			// Stems are input paths relative to their argument: clean,
-			// relative, without '.' or '..' elements.
-			var parts []string
-			for _, p := range strings.Split(filepath.ToSlash(s), "/") {
-				if p != "" && p != "." && p != ".." {
-					parts = append(parts, p)
-				}
-			}
-			if len(parts) == 0 {
-				return "x"
-			}
-			return filepath.Join(parts...)
-		}
-		stem1, stem2 = clean(stem1), clean(stem2)
-		ver := func(v uint8) int { return int(v%4) + 1 }
-		// An output directory on a file system that ignores case.
-		dirs := readTableDirs(out)
-		dirs.fold = true
-		p1 := filepath.Join(out, dirs.dir(infer.Key{Namespace: ns1, Name: t1}, ver(v1)), routedStem(stem1)) + ".parquet"
-		p2 := filepath.Join(out, dirs.dir(infer.Key{Namespace: ns2, Name: t2}, ver(v2)), routedStem(stem2)) + ".parquet"
-		for _, p := range []string{p1, p2} {
-			if !inside(out, p) {
-				t.Fatalf("%s is not below %s", p, out)
-			}
-			if filepath.Base(p) == SchemaFile {
-				t.Fatalf("%s is a schema file", p)
-			}
-		}
-		// Two tables (or versions) never meet, even ignoring case; two
-		// inputs of one table never meet byte for byte (that their own
-		// names may differ only in case is the inputs' matter).
-		sameTable := ns1 == ns2 && t1 == t2 && ver(v1) == ver(v2)
-		if !sameTable && foldEqual(p1, p2) || sameTable && stem1 != stem2 && p1 == p2 {
-			t.Fatalf("(%q.%q v%d %q) and (%q.%q v%d %q) share %s", ns1, t1, ver(v1), stem1, ns2, t2, ver(v2), stem2, p1)
-		}
-		s1 := filepath.Join(out, dirs.dir(infer.Key{Namespace: ns1, Name: t1}, ver(v1)), SchemaFile)
-		s2 := filepath.Join(out, dirs.dir(infer.Key{Namespace: ns2, Name: t2}, ver(v2)), SchemaFile)
-		if !(ns1 == ns2 && t1 == t2 && ver(v1) == ver(v2)) && strings.EqualFold(s1, s2) {
-			t.Fatalf("two tables share the schema file %s", s1)
-		}
-	})
-}
-
-// foldEqual: equal ignoring case as a file system might (Unicode folding
-// for UTF-8 text, ASCII folding for other bytes).
-func foldEqual(a, b string) bool {
-	if utf8.ValidString(a) && utf8.ValidString(b) {
-		return strings.EqualFold(a, b)
-	}
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
 
 // FuzzRoutedConversion runs a routed conversion of Canal messages of two
 // tables with fuzzed names: every file written is below the output
@@ -148,7 +63,7 @@ func FuzzRoutedConversion(f *testing.F) {
 				t.Fatalf("table %s: %v rows in %s", tb.Table, tb.Rows, tb.Dir)
 			}
 			dirs[tb.Dir] = true
-			lt, err := infer.LoadTable(mustRead(t, filepath.Join(out, tb.Dir, SchemaFile)))
+			lt, err := infer.LoadTable(mustRead(t, filepath.Join(out, tb.Dir, outdir.SchemaFile)))
 			if err != nil || lt.String() != tb.Table {
 				t.Fatalf("%s: schema file names %s (%v)", tb.Dir, lt, err)
 			}
@@ -256,4 +171,10 @@ func TestRoutedCanalGuessMisled(t *testing.T) {
 	if got["inv.t"] != 4 || got["other.t"] != 4 || len(got) != 2 {
 		t.Errorf("rows by table: %v, want inv.t 4, other.t 4", got)
 	}
+}
+
+// inside reports whether p is below dir.
+func inside(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

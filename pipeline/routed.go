@@ -23,8 +23,8 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/reader"
-	"github.com/cdcetl/cdcetl/route"
 	"github.com/cdcetl/cdcetl/writer"
 )
 
@@ -42,9 +42,6 @@ import (
 // evidence, which replaces the sample's (undone), and decoded again, as
 // the user asked (ignore-parse-errors and all). Inputs are merged into the tables in
 // input order, so schemas and versions do not depend on timing.
-
-// SchemaFile is the name of a table's schema file in its directory.
-const SchemaFile = "_schema.sql"
 
 // tableRun is a source table as the conversion of one input sees it: a
 // snapshot of its schema (later inputs may change the table), and where
@@ -131,43 +128,18 @@ func newRouter(cfg *Config) (*router, error) {
 
 // tableDir is the directory, below the output directory, of version v of
 // table k's outputs: <namespace>/<table> for the first, then
-// <namespace>/<table>/v<n> (routedStem keeps inputs' own directories
+// <namespace>/<table>/v<n> (outdir.RoutedStem keeps inputs' own directories
 // named v<n> from meeting them).
-func tableDir(k infer.Key, v int) string { return (*tableDirs)(nil).dir(k, v) }
+func tableDir(k infer.Key, v int) string { return (*outdir.TableDirs)(nil).Dir(k, v) }
 
 // tableDir is the directory of table k's version v in the output
-// directory (see tableDirs).
-func (c *Config) tableDir(k infer.Key, v int) string { return c.dirs.dir(k, v) }
-
-// routedStem is stem as a path below a table directory: a first segment
-// that looks like a version directory ("v2", or one with '~'s after it)
-// gets one more '~' ("v2~"), so an input's own directory never meets a
-// version directory and no two stems meet each other. (A leading '_'
-// would do too, but readers take such paths for hidden.)
-func routedStem(stem string) string {
-	first, rest, ok := strings.Cut(filepath.ToSlash(stem), "/")
-	if ok && isVersionDir(strings.TrimRight(first, "~")) {
-		return filepath.FromSlash(first + "~/" + rest)
-	}
-	return stem
-}
-
-func isVersionDir(name string) bool {
-	if len(name) < 2 || name[0] != 'v' {
-		return false
-	}
-	for _, c := range name[1:] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
+// directory (see outdir.TableDirs).
+func (c *Config) tableDir(k infer.Key, v int) string { return c.dirs.Dir(k, v) }
 
 // unescapeName reads a file name part back as DDLFileName wrote it, or as
 // it is when it is no escaped name (written by hand).
 func unescapeName(s string) string {
-	if n, err := route.Unsegment(s); err == nil {
+	if n, err := outdir.Unsegment(s); err == nil {
 		return n
 	}
 	return s
@@ -181,17 +153,17 @@ func (rt *router) load(cfg *Config, k infer.Key) error {
 	}
 	rt.loaded[k] = true
 	base := filepath.Join(cfg.OutDir, cfg.tableDir(k, 1))
-	p := filepath.Join(base, SchemaFile)
+	p := filepath.Join(base, outdir.SchemaFile)
 	latest := 1
 	versions, _ := filepath.Glob(filepath.Join(base, "v*"))
 	for _, d := range versions {
 		name := filepath.Base(d)
 		n, err := strconv.Atoi(name[1:])
-		if !isVersionDir(name) || err != nil || n <= latest {
+		if !outdir.IsVersionDir(name) || err != nil || n <= latest {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(d, SchemaFile)); err == nil {
-			latest, p = n, filepath.Join(d, SchemaFile)
+		if _, err := os.Stat(filepath.Join(d, outdir.SchemaFile)); err == nil {
+			latest, p = n, filepath.Join(d, outdir.SchemaFile)
 		}
 	}
 	text, err := os.ReadFile(p)
@@ -328,7 +300,7 @@ func (rt *router) persist(cfg *Config, trs []*tableRun) error {
 		if tr.pinned {
 			ddl = []byte(tr.ddl) // as the user wrote it
 		}
-		p := filepath.Join(cfg.OutDir, tr.dir, SchemaFile)
+		p := filepath.Join(cfg.OutDir, tr.dir, outdir.SchemaFile)
 		if cfg.Shard.Sharded() {
 			if err := persistShared(cfg, p, ddl); err != nil {
 				return err
@@ -349,11 +321,11 @@ func (rt *router) persist(cfg *Config, trs []*tableRun) error {
 // lock, and only when it adds columns to what the file holds (a shard
 // that saw fewer columns never takes away another's).
 func persistShared(cfg *Config, p string, ddl []byte) error {
-	f, err := flockWait(context.Background(), filepath.Join(cfg.OutDir, "_cdcetl.schema.lock"), syscall.LOCK_EX)
+	f, err := outdir.FlockWait(context.Background(), filepath.Join(cfg.OutDir, "_cdcetl.schema.lock"), syscall.LOCK_EX)
 	if err != nil {
 		return err
 	}
-	defer unflock(f)
+	defer outdir.Unflock(f)
 	old, err := os.ReadFile(p)
 	if err == nil {
 		if bytes.Equal(old, ddl) || !addsColumns(old, ddl) {

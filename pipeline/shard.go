@@ -1,152 +1,12 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 
-	"github.com/cdcetl/cdcetl/lake"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/writer"
-
-	"github.com/zeebo/xxh3"
 )
-
-// Shard is one of Count parts of a run's inputs (Index counts from 0, as
-// a Kubernetes Indexed Job's JOB_COMPLETION_INDEX does). The zero Shard is
-// the whole run.
-//
-// Each input belongs to exactly one shard, decided by a stable hash of its
-// output stem: the path relative to its argument, without .gz/.zst. Two
-// inputs that would share an output name (a/x.json and b/x.json under two
-// arguments, or x.json and x.json.gz) therefore always meet in one shard,
-// which gives them distinct names as one run would; so n shards write
-// exactly the files one unsharded run writes.
-type Shard struct {
-	Index, Count int
-}
-
-// MaxShards bounds n in --shard i/n.
-const MaxShards = 100000
-
-// ErrShardSpec is returned (wrapped) for a --shard value that is not i/n.
-var ErrShardSpec = errors.New("want --shard i/n with 0 <= i < n (e.g. 2/7, or CDCETL_SHARD=2/7)")
-
-// ParseShard reads "i/n". An empty string is the whole run.
-func ParseShard(s string) (Shard, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return Shard{}, nil
-	}
-	a, b, ok := strings.Cut(s, "/")
-	if !ok {
-		return Shard{}, fmt.Errorf("%q: %w", s, ErrShardSpec)
-	}
-	i, err1 := strconv.Atoi(strings.TrimSpace(a))
-	n, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if err1 != nil || err2 != nil || n < 1 || n > MaxShards || i < 0 || i >= n {
-		return Shard{}, fmt.Errorf("%q: %w", s, ErrShardSpec)
-	}
-	return Shard{Index: i, Count: n}, nil
-}
-
-// Sharded reports whether s is a part rather than the whole run.
-func (s Shard) Sharded() bool { return s.Count > 1 }
-
-// String is "i/n" ("" for the whole run).
-func (s Shard) String() string {
-	if s.Count == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d", s.Index, s.Count)
-}
-
-// tag names the shard's own files: "<i>-of-<n>", or "" for a whole run
-// (--shard 0/1 is a whole run too).
-func (s Shard) tag() string {
-	if !s.Sharded() {
-		return ""
-	}
-	return fmt.Sprintf("%d-of-%d", s.Index, s.Count)
-}
-
-// Owns reports whether the input at rel (relative to its argument) is this
-// shard's.
-func (s Shard) Owns(rel string) bool {
-	if !s.Sharded() {
-		return true
-	}
-	return ShardOf(rel, s.Count) == s.Index
-}
-
-// ShardOf is the shard, of n, that the input at rel belongs to.
-func ShardOf(rel string, n int) int {
-	if n <= 1 {
-		return 0
-	}
-	key := filepath.ToSlash(baseStem(rel))
-	return int(xxh3.HashString(key) % uint64(n))
-}
-
-// parseTag reads a shard tag back ("" and false when s is not one).
-func parseTag(s string) (Shard, bool) {
-	a, b, ok := strings.Cut(s, "-of-")
-	if !ok {
-		return Shard{}, false
-	}
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if err1 != nil || err2 != nil || n < 2 || i < 0 || i >= n || strconv.Itoa(i) != a || strconv.Itoa(n) != b {
-		return Shard{}, false
-	}
-	return Shard{i, n}, true
-}
-
-// taggedName inserts a shard's tag before a file name's extension:
-// _cdcetl_journal.jsonl → _cdcetl_journal.2-of-7.jsonl.
-func taggedName(name, tag string) string {
-	if tag == "" {
-		return name
-	}
-	ext := filepath.Ext(name)
-	return strings.TrimSuffix(name, ext) + "." + tag + ext
-}
-
-// tagOfName is the shard tag in a file name made by taggedName from base
-// ("" for base itself; false when name is neither).
-func tagOfName(name, base string) (string, bool) {
-	if name == base {
-		return "", true
-	}
-	ext := filepath.Ext(base)
-	mid, ok := strings.CutPrefix(name, strings.TrimSuffix(base, ext)+".")
-	if !ok {
-		return "", false
-	}
-	mid, ok = strings.CutSuffix(mid, ext)
-	if !ok {
-		return "", false
-	}
-	if _, ok := parseTag(mid); !ok {
-		return "", false
-	}
-	return mid, true
-}
-
-// checkShardable refuses what shards cannot do: keeping one current state
-// per key needs every change of the key in one place, in order, and the
-// shards split a key's changes by input file.
-func checkShardable(cfg *Config) error {
-	if cfg.Materialize {
-		return errors.New("--materialize folds every input's changes in one order and cannot be split into shards: run the shards without it, then one run without --shard and with --materialize over the same inputs and -o (it skips every input the shards converted and folds their changes)")
-	}
-	if cfg.To == ToIceberg && cfg.TableMode == lake.ModeUpsert {
-		return errors.New("--table-mode upsert applies each key's changes in order and cannot be split into shards: load upsert tables with one run without --shard, or shard into a changelog table (--table-mode changelog)")
-	}
-	return nil
-}
 
 // The temporary files of a process carry its shard's tag (writer's
 // SetTempTag is process-wide): two runs of different shards at once in
@@ -174,3 +34,9 @@ func claimTempTag(tag string) (func(), error) {
 		}
 	}, nil
 }
+
+// Shard is one of Count parts of a run's inputs (Config.Shard).
+type Shard = outdir.Shard
+
+// ParseShard reads "i/n"; an empty string is the whole run.
+func ParseShard(s string) (Shard, error) { return outdir.ParseShard(s) }

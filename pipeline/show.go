@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,11 +15,13 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go/table"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
@@ -76,7 +77,7 @@ func Show(ctx context.Context, o ShowOptions, w io.Writer) (int, error) {
 	var files []string
 	if o.Current {
 		rel, _ := filepath.Rel(o.Dir, dir)
-		snap := filepath.Join(o.Dir, SnapshotDir(rel))
+		snap := filepath.Join(o.Dir, outdir.SnapshotDir(rel))
 		if files, err = filepath.Glob(filepath.Join(snap, "*.parquet")); err != nil || len(files) == 0 {
 			return 0, fmt.Errorf("%s has no current-state snapshot (%s): convert with --materialize to keep one", o.Table, snap)
 		}
@@ -100,7 +101,7 @@ func Show(ctx context.Context, o ShowOptions, w io.Writer) (int, error) {
 // latestTableDir is the directory of a table's latest schema version in
 // a Parquet output directory.
 func latestTableDir(out string, k TableKey) (string, error) {
-	base := filepath.Join(out, readTableDirs(out).dir(k, 1))
+	base := filepath.Join(out, outdir.ReadTableDirs(out).Dir(k, 1))
 	if _, err := os.Stat(base); err != nil {
 		return "", fmt.Errorf("no table %s in %s (%s): 'cdcetl inspect' lists an archive's tables", k, out, base)
 	}
@@ -118,28 +119,13 @@ func latestTableDir(out string, k TableKey) (string, error) {
 // the journal's, else the directory's in name order.
 func changelogFiles(out, dir string) ([]string, error) {
 	var files []string
-	// Every journal of the directory (whole runs' and shards'), read
-	// without taking the directory's lock or writing: the last entry of
-	// an input wins.
-	entries := map[inputKey]Entry{}
-	journals, _ := filepath.Glob(filepath.Join(out, "_cdcetl_journal*.jsonl"))
-	for _, jp := range journals {
-		jf, _, err := readJournalFile(jp)
-		if err != nil {
-			return nil, err
-		}
-		for k, e := range jf.entries {
-			if old, ok := entries[k]; !ok || e.Time.After(old.Time) {
-				entries[k] = e
-			}
-		}
+	entries, err := outdir.ReadEntries(out)
+	if err != nil {
+		return nil, err
 	}
 	if len(entries) > 0 {
-		keys := slices.Collect(maps.Keys(entries))
-		slices.SortFunc(keys, compareKeys)
-		for _, k := range keys {
-			e := entries[k]
-			if e.Status != StatusOK {
+		for _, e := range entries {
+			if e.Status != outdir.StatusOK {
 				continue
 			}
 			for _, o := range e.Outputs {
@@ -151,7 +137,7 @@ func changelogFiles(out, dir string) ([]string, error) {
 		}
 		return files, nil
 	}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

@@ -8,57 +8,8 @@ import (
 	"testing"
 
 	"github.com/cdcetl/cdcetl/infer"
-	"github.com/cdcetl/cdcetl/route"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 )
-
-func writeSchema(t *testing.T, dir string, k infer.Key) {
-	t.Helper()
-	os.MkdirAll(dir, 0o755)
-	ddl := "CREATE TABLE `" + k.Namespace + "`.`" + k.Name + "` (`id` INT) WITH ('format' = 'canal-json', 'cdcetl.namespace' = '" + k.Namespace + "', 'cdcetl.table' = '" + k.Name + "');\n"
-	if err := os.WriteFile(filepath.Join(dir, SchemaFile), []byte(ddl), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestTableDirs: tables keep their names as directories; where the file
-// system ignores case, a table whose directory another table has (in this
-// run, or an earlier one, in whatever case) gets "~2", and keeps it in
-// later runs; a table an earlier version wrote under the old escaping
-// stays there.
-func TestTableDirs(t *testing.T) {
-	out := t.TempDir()
-	lower, upper, oracle := infer.Key{Namespace: "shop", Name: "orders"}, infer.Key{Namespace: "shop", Name: "Orders"}, infer.Key{Namespace: "SCOTT", Name: "EMP"}
-
-	plain := readTableDirs(out)
-	if a, b := plain.dir(lower, 1), plain.dir(upper, 2); a != filepath.Join("shop", "orders") || b != filepath.Join("shop", "Orders", "v2") {
-		t.Errorf("a file system that keeps case: %s and %s", a, b)
-	}
-
-	folding := readTableDirs(out)
-	folding.fold = true
-	if a, b := folding.dir(lower, 1), folding.dir(upper, 1); a != filepath.Join("shop", "orders") || b != filepath.Join("shop", "Orders~2") {
-		t.Errorf("one run on a file system that ignores case: %s and %s", a, b)
-	}
-
-	// An earlier run made SHOP/Orders for shop.Orders: this run's
-	// shop.orders, the first of the two now, does not take it.
-	writeSchema(t, filepath.Join(out, "SHOP", "Orders"), upper)
-	later := readTableDirs(out)
-	later.fold = true
-	if a, b := later.dir(lower, 1), later.dir(upper, 1); a != filepath.Join("shop", "orders~2") || b != filepath.Join("shop", "Orders") {
-		t.Errorf("a later run: %s and %s", a, b)
-	}
-
-	// The old escaping's directory of SCOTT.EMP is where it stays.
-	legacy := route.LegacyDir(oracle.Namespace, oracle.Name)
-	writeSchema(t, filepath.Join(out, legacy), oracle)
-	if got := readTableDirs(out).dir(oracle, 1); got != legacy {
-		t.Errorf("SCOTT.EMP: %s, want the earlier version's %s", got, legacy)
-	}
-	if got := readTableDirs(t.TempDir()).dir(oracle, 1); got != filepath.Join("SCOTT", "EMP") {
-		t.Errorf("SCOTT.EMP in a new directory: %s", got)
-	}
-}
 
 // TestReadableNames: Oracle's upper-case names and CamelCase MySQL names
 // become directories and Iceberg identifiers as the source wrote them;
@@ -75,7 +26,7 @@ func TestReadableNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []string{filepath.Join("SCOTT", "EMP"), filepath.Join("Shop", "OrderItems")} {
-		if _, err := os.Stat(filepath.Join(pq, d, SchemaFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(pq, d, outdir.SchemaFile)); err != nil {
 			t.Errorf("no directory %s: %v", d, err)
 		}
 	}
@@ -104,7 +55,7 @@ func TestLakeIdent(t *testing.T) {
 		{infer.Key{Namespace: "inventory", Name: "Order Items"}, filepath.Join("inventory", "Order Items", "v2"), "inventory", "Order Items_v2"},
 		{infer.Key{Namespace: "..", Name: "a/b"}, "x", "%2e%2e", "a%2fb"},
 		{infer.Key{Namespace: "a", Name: "100%"}, "x", "a", "100%25"},
-		{infer.Key{Namespace: "SCOTT", Name: "EMP"}, route.LegacyDir("SCOTT", "EMP"), "^^scott", "^^emp"},
+		{infer.Key{Namespace: "SCOTT", Name: "EMP"}, outdir.LegacyDir("SCOTT", "EMP"), "^^scott", "^^emp"},
 	} {
 		if ns, nm := lakeIdent(tc.k, tc.dir); ns != tc.ns || nm != tc.nm {
 			t.Errorf("lakeIdent(%v, %s) = %q.%q, want %q.%q", tc.k, tc.dir, ns, nm, tc.ns, tc.nm)

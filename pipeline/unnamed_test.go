@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 )
 
@@ -132,7 +133,7 @@ func TestTimeIntervals(t *testing.T) {
 			t.Errorf("chunk %d: %d rows, want 120", chunk, st.Rows[0])
 		}
 		for tbl, typ := range want {
-			ddl, _ := os.ReadFile(filepath.Join(out, "shop", tbl[len("shop."):], SchemaFile))
+			ddl, _ := os.ReadFile(filepath.Join(out, "shop", tbl[len("shop."):], outdir.SchemaFile))
 			if !strings.Contains(string(ddl), "`t` "+typ) {
 				t.Errorf("chunk %d: %s:\n%s", chunk, tbl, ddl)
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 )
 
 // ConfigError is a Config that cannot run: Field is the setting, as
@@ -119,6 +120,23 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return invalid("OnSuccess", "%q: want keep, delete or move=DIR", c.OnSuccess)
+	}
+	remote := outdir.IsRemote(c.OutDir)
+	switch {
+	case remote && lakeOut && c.Catalog == "":
+		return invalid("Catalog", "an Iceberg warehouse in a bucket needs a catalog outside it: postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH (or sqlite:/LOCAL/PATH for one machine)")
+	case remote && c.DeadLetterDir != "":
+		return invalid("DeadLetterDir", "with OutDir in a bucket, dead letters go to the bucket, under _dead_letters/: leave DeadLetterDir empty (and set the format's ignore-parse-errors)")
+	case outdir.IsRemote(c.DeadLetterDir):
+		return invalid("DeadLetterDir", "takes a local or mounted directory; with OutDir in a bucket, dead letters go to its _dead_letters/")
+	}
+	if c.Shard.Sharded() {
+		switch {
+		case c.Materialize:
+			return invalid("Shard", "Materialize folds every input's changes in one order and cannot be split into shards: run the shards without it, then one run without a Shard and with Materialize over the same inputs and OutDir (it skips every input the shards converted and folds their changes)")
+		case lakeOut && c.TableMode == "upsert":
+			return invalid("Shard", "an upsert table applies each key's changes in order and cannot be split into shards: load upsert tables with one run without a Shard, or shard into a changelog table")
+		}
 	}
 	if c.DedupInputs && c.OutDir == "" {
 		return invalid("DedupInputs", "compares inputs with those converted into OutDir: set OutDir")

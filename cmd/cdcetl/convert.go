@@ -22,6 +22,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/pipeline"
@@ -287,7 +288,7 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 			return
 		}
 		fmt.Fprintf(stderr, "cdcetl: nothing to do: all %d inputs were already converted into %s (journal %s; --force converts them again)\n",
-			st.Skipped, cfg.OutDir, pipeline.JournalName)
+			st.Skipped, cfg.OutDir, outdir.JournalName)
 		return
 	}
 	if errors.Is(err, context.Canceled) {
@@ -847,6 +848,7 @@ var configFlags = map[string]string{
 	"Dedup": "--dedup", "PartitionBy": "--partition-by", "NoLineage": "--no-lineage",
 	"Hints": "--primary-key and --column-type", "DDLDir": "--ddl-dir", "OnSuccess": "--on-success",
 	"DedupInputs": "--dedup-inputs", "Encode": "--merge-updates and --envelope",
+	"Catalog": "--catalog", "DeadLetterDir": "--dead-letter", "Shard": "--shard",
 }
 
 // configError speaks of a pipeline.ConfigError's field as the flag that

@@ -1,4 +1,4 @@
-package pipeline
+package outdir
 
 import (
 	"bufio"
@@ -68,26 +68,29 @@ type Entry struct {
 	MovedTo  string `json:"moved_to,omitempty"`
 	// DuplicateOf is the input whose bytes this one holds, when it was
 	// skipped for it (DedupInputs): it has no outputs of its own.
-	DuplicateOf string    `json:"duplicate_of,omitempty"`
-	Stats       Stats     `json:"stats"`
-	Time        time.Time `json:"time"`
+	DuplicateOf string `json:"duplicate_of,omitempty"`
+	// Stats are the run's counts for the input, as its caller encoded
+	// them.
+	Stats json.RawMessage `json:"stats"`
+	Time  time.Time       `json:"time"`
 }
 
-// stem is the entry's output stem (read from its outputs in journals
+// OutputStem is the entry's output stem (read from its outputs in journals
 // older than the field).
-func (e Entry) stem() string {
+func (e Entry) OutputStem() string {
 	if e.Stem != "" {
 		return e.Stem
 	}
 	return stemOf(e.Outputs)
 }
 
-// key identifies one input: a path and its generation.
-func (e Entry) key() inputKey { return inputKey{e.Path, e.Gen} }
+// Key is the input e is about.
+func (e Entry) Key() InputKey { return InputKey{e.Path, e.Gen} }
 
-type inputKey struct {
-	path string
-	gen  int
+// InputKey identifies one input: a path and its generation.
+type InputKey struct {
+	Path string
+	Gen  int
 }
 
 // Conversion is what outputs are made with: the settings that decide their
@@ -136,33 +139,56 @@ type journalLine struct {
 type Journal struct {
 	mu      sync.Mutex
 	f       *os.File
-	entries map[inputKey]Entry
+	entries map[InputKey]Entry
 	latest  map[string]int      // path → its highest generation
-	owners  map[string]inputKey // output stem → the input whose entry lists it
-	content map[string]inputKey // size and hash → an input converted with those bytes
+	owners  map[string]InputKey // output stem → the input whose entry lists it
+	content map[string]InputKey // size and hash → an input converted with those bytes
 	sizes   map[int64]bool      // the sizes in content (a file of another size needs no hash)
 	conv    *Conversion
 }
 
-// OpenJournal reads (or starts) the journal of dir.
-func OpenJournal(dir string) (*Journal, error) { return openJournal(dir, "") }
-
 // JournalFile is the journal file a shard appends to (tag "" for a whole
 // run: JournalName).
-func JournalFile(sh Shard) string { return taggedName(JournalName, sh.tag()) }
+func JournalFile(sh Shard) string { return TaggedName(JournalName, sh.Tag()) }
+
+// ReadEntries reads every journal of dir (whole runs' and shards')
+// without taking the directory's lock or writing, for a reader of the
+// outputs: each input's last entry, in path and generation order.
+func ReadEntries(dir string) ([]Entry, error) {
+	j := &Journal{entries: map[InputKey]Entry{}, latest: map[string]int{}, owners: map[string]InputKey{}, content: map[string]InputKey{}, sizes: map[int64]bool{}}
+	names, err := filepath.Glob(filepath.Join(dir, "_cdcetl_journal*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range names {
+		if _, ok := TagOfName(filepath.Base(p), JournalName); !ok {
+			continue
+		}
+		jf, _, err := readJournalFile(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range jf.order {
+			if old, ok := j.entries[k]; !ok || jf.entries[k].Time.After(old.Time) {
+				j.put(jf.entries[k])
+			}
+		}
+	}
+	return j.sorted(), nil
+}
 
 // journalFile is one journal file's content: its last entry per input and
 // its last conversion record.
 type journalFile struct {
-	entries map[inputKey]Entry
-	order   []inputKey // first appearance
+	entries map[InputKey]Entry
+	order   []InputKey // first appearance
 	conv    *Conversion
 	lines   int
 	torn    bool
 }
 
 func readJournalFile(path string) (*journalFile, []byte, error) {
-	jf := &journalFile{entries: map[inputKey]Entry{}}
+	jf := &journalFile{entries: map[InputKey]Entry{}}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
@@ -182,7 +208,7 @@ func readJournalFile(path string) (*journalFile, []byte, error) {
 			continue
 		}
 		if l.Path != "" {
-			k := l.key()
+			k := l.Key()
 			if _, ok := jf.entries[k]; !ok {
 				jf.order = append(jf.order, k)
 			}
@@ -192,14 +218,14 @@ func readJournalFile(path string) (*journalFile, []byte, error) {
 	return jf, data, nil
 }
 
-// openJournal reads every journal file of dir — the whole runs' and each
+// OpenJournal reads every journal file of dir — the whole runs' and each
 // shard's — and opens the one of shard tag for appending. Where files
 // disagree about an input (a rerun with another shard count converted it
 // again), the entry written last wins; so does the conversion record.
-func openJournal(dir, tag string) (*Journal, error) {
-	name := taggedName(JournalName, tag)
+func OpenJournal(dir, tag string) (*Journal, error) {
+	name := TaggedName(JournalName, tag)
 	path := filepath.Join(dir, name)
-	j := &Journal{entries: map[inputKey]Entry{}, latest: map[string]int{}, owners: map[string]inputKey{}, content: map[string]inputKey{}, sizes: map[int64]bool{}}
+	j := &Journal{entries: map[InputKey]Entry{}, latest: map[string]int{}, owners: map[string]InputKey{}, content: map[string]InputKey{}, sizes: map[int64]bool{}}
 	own, data, err := readJournalFile(path)
 	if err != nil {
 		return nil, err
@@ -210,7 +236,7 @@ func openJournal(dir, tag string) (*Journal, error) {
 		return nil, err
 	}
 	for _, p := range others {
-		if t, ok := tagOfName(filepath.Base(p), JournalName); !ok || t == tag {
+		if t, ok := TagOfName(filepath.Base(p), JournalName); !ok || t == tag {
 			continue
 		}
 		jf, _, err := readJournalFile(p)
@@ -242,13 +268,13 @@ func openJournal(dir, tag string) (*Journal, error) {
 			buf.Write(append(b, '\n'))
 		}
 		ks := slices.Clone(own.order)
-		slices.SortFunc(ks, compareKeys)
+		slices.SortFunc(ks, CompareKeys)
 		for _, k := range ks {
 			b, _ := json.Marshal(own.entries[k])
 			buf.Write(append(b, '\n'))
 		}
 		tmp := path + ".tmp"
-		if err := writeSynced(tmp, buf.Bytes()); err != nil {
+		if err := WriteSynced(tmp, buf.Bytes()); err != nil {
 			return nil, err
 		}
 		if err := os.Rename(tmp, path); err != nil {
@@ -263,9 +289,9 @@ func openJournal(dir, tag string) (*Journal, error) {
 
 // put takes an entry into the maps (j.mu held, or not yet shared).
 func (j *Journal) put(e Entry) {
-	k := e.key()
+	k := e.Key()
 	if old, ok := j.entries[k]; ok {
-		if s := old.stem(); j.owners[s] == k {
+		if s := old.OutputStem(); j.owners[s] == k {
 			delete(j.owners, s)
 		}
 	}
@@ -275,7 +301,7 @@ func (j *Journal) put(e Entry) {
 	}
 	// A failed entry lists outputs only when an earlier conversion of the
 	// same input made them: they stay its own.
-	if s := e.stem(); s != "" {
+	if s := e.OutputStem(); s != "" {
 		j.owners[s] = k
 	}
 	if e.Status == StatusOK && e.Hash != "" && e.DuplicateOf == "" {
@@ -288,7 +314,7 @@ func contentKey(size int64, hash string) string { return strconv.FormatInt(size,
 
 // SameContent returns another input converted with exactly these bytes
 // (size and XXH3-128), if the journal has one.
-func (j *Journal) SameContent(size int64, hash string, not inputKey) (Entry, bool) {
+func (j *Journal) SameContent(size int64, hash string, not InputKey) (Entry, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	k, ok := j.content[contentKey(size, hash)]
@@ -302,9 +328,9 @@ func (j *Journal) SameContent(size int64, hash string, not inputKey) (Entry, boo
 	return e, true
 }
 
-// hasSize reports whether an input of this size was converted (a cheap
+// HasSize reports whether an input of this size was converted (a cheap
 // test before hashing a file for SameContent).
-func (j *Journal) hasSize(size int64) bool {
+func (j *Journal) HasSize(size int64) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.sizes[size]
@@ -316,19 +342,19 @@ func (j *Journal) sorted() []Entry {
 	for _, e := range j.entries {
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b Entry) int { return compareKeys(a.key(), b.key()) })
+	slices.SortFunc(out, func(a, b Entry) int { return CompareKeys(a.Key(), b.Key()) })
 	return out
 }
 
-// compareKeys orders inputs by path, then generation.
-func compareKeys(a, b inputKey) int {
-	if c := strings.Compare(a.path, b.path); c != 0 {
+// CompareKeys orders inputs by path, then generation.
+func CompareKeys(a, b InputKey) int {
+	if c := strings.Compare(a.Path, b.Path); c != 0 {
 		return c
 	}
-	return a.gen - b.gen
+	return a.Gen - b.Gen
 }
 
-func writeSynced(path string, data []byte) error {
+func WriteSynced(path string, data []byte) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
@@ -353,11 +379,11 @@ func (j *Journal) Lookup(path string) (Entry, bool) {
 	if !ok {
 		return Entry{}, false
 	}
-	return j.entries[inputKey{path, g}], true
+	return j.entries[InputKey{path, g}], true
 }
 
-// entry returns the entry of input k.
-func (j *Journal) entry(k inputKey) (Entry, bool) {
+// Entry returns the entry of input k.
+func (j *Journal) Entry(k InputKey) (Entry, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	e, ok := j.entries[k]
@@ -371,8 +397,8 @@ func (j *Journal) Entries() []Entry {
 	return j.sorted()
 }
 
-// owner returns the input whose outputs have the given stem, if any.
-func (j *Journal) owner(stem string) (inputKey, bool) {
+// Owner returns the input whose outputs have the given stem, if any.
+func (j *Journal) Owner(stem string) (InputKey, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	k, ok := j.owners[stem]
@@ -478,7 +504,7 @@ func (j *Journal) Done(path string, f reader.File, fp string) (Entry, bool, erro
 	g, ok := j.latest[path]
 	var gens []Entry
 	for n := g; ok && n >= 0; n-- {
-		if e, ok := j.entries[inputKey{path, n}]; ok {
+		if e, ok := j.entries[InputKey{path, n}]; ok {
 			gens = append(gens, e)
 		}
 	}
@@ -490,7 +516,7 @@ func (j *Journal) Done(path string, f reader.File, fp string) (Entry, bool, erro
 		if i > 0 && (e.Size != size || e.Hash == "") {
 			continue // earlier generations match by content only
 		}
-		same, err := sameInput(e, f)
+		same, err := SameInput(e, f)
 		if err != nil || same {
 			return e, same, err
 		}
@@ -498,22 +524,22 @@ func (j *Journal) Done(path string, f reader.File, fp string) (Entry, bool, erro
 	return Entry{}, false, nil
 }
 
-// sameInput reports whether the file f is the input e describes.
-func sameInput(e Entry, f reader.File) (bool, error) {
+// SameInput reports whether the file f is the input e describes.
+func SameInput(e Entry, f reader.File) (bool, error) {
 	if e.Size == f.Size && e.ModTime == f.ModTime {
 		return true, nil
 	}
 	if e.Size != f.Size || e.Hash == "" {
 		return false, nil
 	}
-	sum, err := fileHash(f)
+	sum, err := FileHash(f)
 	if err != nil {
 		return false, err
 	}
 	return sum == e.Hash, nil
 }
 
-func fileHash(in reader.File) (string, error) {
+func FileHash(in reader.File) (string, error) {
 	f, err := in.Open()
 	if err != nil {
 		return "", err
@@ -528,11 +554,11 @@ func fileHash(in reader.File) (string, error) {
 
 // CleanTemp removes temporary files a killed run left in dir: the
 // ".<name>.<random>.tmp" files of atomic outputs.
-func CleanTemp(dir string) error { return cleanTemp(dir, func(string) bool { return true }) }
+func CleanTemp(dir string) error { return CleanTempOf(dir, func(string) bool { return true }) }
 
-// cleanTemp removes the temporary files of the runs may allows (by the
+// CleanTempOf removes the temporary files of the runs may allows (by the
 // shard tag in their names, "" for whole runs).
-func cleanTemp(dir string, may func(tag string) bool) error {
+func CleanTempOf(dir string, may func(tag string) bool) error {
 	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {

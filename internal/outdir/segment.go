@@ -1,5 +1,4 @@
-// Package route names the output directories of source tables: a table's
-// namespace and name, taken from the data, become path segments that
+// Table directories: a source table's namespace and name, taken from the data, become path segments that
 // read as the source wrote them, never leave the output directory and are
 // safe on common file systems.
 //
@@ -26,7 +25,8 @@
 //
 // Earlier versions wrote upper-case letters as '^' and the letter, and
 // more as %xx ([LegacySegment]); their directories are still read.
-package route
+
+package outdir
 
 import (
 	"encoding/hex"
@@ -276,8 +276,8 @@ func cutSegment(s string) bool {
 	return err == nil
 }
 
-// Dir is a table's directory below the output directory:
+// TableDir is a table's directory below the output directory:
 // "<namespace>/<table>", each escaped.
-func Dir(namespace, table string) string {
+func TableDir(namespace, table string) string {
 	return filepath.Join(Segment(namespace), Segment(table))
 }

@@ -1,4 +1,4 @@
-package route
+package outdir
 
 import (
 	"path/filepath"

@@ -1,4 +1,4 @@
-package pipeline
+package outdir
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/cdcetl/cdcetl/reader"
 )
 
-// inputPath is an input's identity in the journal: a local file's
+// InputPath is an input's identity in the journal: a local file's
 // absolute path, an object's scheme://bucket/key.
-func inputPath(f reader.File) string {
+func InputPath(f reader.File) string {
 	if f.Remote() {
 		return f.Path
 	}
@@ -26,8 +26,8 @@ func inputPath(f reader.File) string {
 	return abs
 }
 
-// inputName is the input's base name (the file.name metadata).
-func inputName(f reader.File) string {
+// InputName is the input's base name (the file.name metadata).
+func InputName(f reader.File) string {
 	if f.Remote() {
 		return path.Base(f.Key)
 	}
@@ -37,10 +37,9 @@ func inputName(f reader.File) string {
 // Find expands the inputs: local files and directories (reader.Walk), and
 // bucket URLs (every object below the prefix, by the same rules: a path
 // element starting with '.' or '_' is skipped). Arguments keep their
-// order. The run's own directories are never inputs.
-func Find(ctx context.Context, cfg *Config, paths []string) ([]reader.File, error) {
+// order. The run's own directories (own) are never inputs.
+func Find(ctx context.Context, paths []string, own []string) ([]reader.File, error) {
 	var out []reader.File
-	own := cfg.OwnDirs()
 	for _, p := range paths {
 		if lp, ok := objstore.LocalPath(p); ok {
 			p = lp
@@ -114,16 +113,10 @@ func ownPrefixes(in *objstore.Location, own []string) func(rel string) bool {
 	}
 }
 
-// checkRemoteInputs: inputs in a bucket move to a bucket, local ones to
-// a directory.
-func checkRemoteInputs(cfg *Config, files []reader.File) error {
-	var dirs []string
-	if d, ok := strings.CutPrefix(cfg.OnSuccess, "move="); ok {
-		dirs = append(dirs, d)
-	}
-	if cfg.FailedDir != "" {
-		dirs = append(dirs, cfg.FailedDir)
-	}
+// CheckInputMoves refuses to move inputs across kinds of place: inputs in
+// a bucket move to a bucket (dirs: --on-success move= and --failed), local
+// ones to a directory.
+func CheckInputMoves(files []reader.File, dirs []string) error {
 	for _, f := range files {
 		for _, d := range dirs {
 			if f.Remote() != objstore.IsURL(d) {
@@ -142,8 +135,8 @@ func checkRemoteInputs(cfg *Config, files []reader.File) error {
 // original, never over an object that exists. As on disk, the journal
 // entry naming the move is written first.
 
-// objectState is an input object's size and modification time now.
-func objectState(ctx context.Context, f reader.File) (size, mod int64, err error) {
+// ObjectState is an input object's size and modification time now.
+func ObjectState(ctx context.Context, f reader.File) (size, mod int64, err error) {
 	loc := f.Store.(*objstore.Location)
 	a, err := loc.Bucket.Attributes(ctx, f.Key)
 	if err != nil {
@@ -152,26 +145,26 @@ func objectState(ctx context.Context, f reader.File) (size, mod int64, err error
 	return a.Size, a.ModTime.UnixNano(), nil
 }
 
-// removeInput deletes a converted input.
-func removeInput(ctx context.Context, f reader.File) error {
+// RemoveInput deletes a converted input.
+func RemoveInput(ctx context.Context, f reader.File) error {
 	if !f.Remote() {
-		return removeSynced(f.Path)
+		return RemoveSynced(f.Path)
 	}
 	return f.Store.(*objstore.Location).Remove(ctx, f.Key)
 }
 
-// freeInputName is the first name under dir for input f that nothing has:
+// FreeInputName is the first name under dir for input f that nothing has:
 // dir/rel, dir/rel~2, ...
-func freeInputName(ctx context.Context, dir string, f reader.File) (string, error) {
+func FreeInputName(ctx context.Context, dir string, f reader.File) (string, error) {
 	if !f.Remote() {
-		return freeName(dir, f.Rel)
+		return FreeName(dir, f.Rel)
 	}
 	loc, err := objstore.Open(ctx, dir)
 	if err != nil {
 		return "", err
 	}
 	for n := 1; ; n++ {
-		key := loc.Key(filepath.ToSlash(stemName(f.Rel, n)))
+		key := loc.Key(filepath.ToSlash(StemName(f.Rel, n)))
 		ok, err := loc.Bucket.Exists(ctx, key)
 		if err != nil {
 			return "", objstore.Explain(err)
@@ -182,10 +175,10 @@ func freeInputName(ctx context.Context, dir string, f reader.File) (string, erro
 	}
 }
 
-// moveInput moves f to dst (a name freeInputName gave, under dir).
-func moveInput(ctx context.Context, f reader.File, dir, dst string) error {
+// MoveInput moves f to dst (a name FreeInputName gave, under dir).
+func MoveInput(ctx context.Context, f reader.File, dir, dst string) error {
 	if !f.Remote() {
-		return moveNoClobber(f.Path, dst)
+		return MoveNoClobber(f.Path, dst)
 	}
 	src := f.Store.(*objstore.Location)
 	to, err := objstore.Open(ctx, dir)
@@ -215,9 +208,9 @@ func moveInput(ctx context.Context, f reader.File, dir, dst string) error {
 			return err
 		}
 		if !same {
-			return errExists
+			return ErrExists
 		}
-		return removeInput(ctx, f)
+		return RemoveInput(ctx, f)
 	}
 	if src.Bucket == to.Bucket {
 		err = src.Bucket.Copy(ctx, key, f.Key, nil)
@@ -227,7 +220,7 @@ func moveInput(ctx context.Context, f reader.File, dir, dst string) error {
 	if err != nil {
 		return fmt.Errorf("copying to %s: %w", dst, objstore.Explain(err))
 	}
-	return removeInput(ctx, f)
+	return RemoveInput(ctx, f)
 }
 
 func copyObject(ctx context.Context, from *objstore.Location, fromKey string, to *objstore.Location, toKey string) error {
@@ -247,8 +240,8 @@ func copyObject(ctx context.Context, from *objstore.Location, fromKey string, to
 	return w.Close()
 }
 
-// writeBeside writes name+".err" beside a moved input.
-func writeBeside(ctx context.Context, f reader.File, dir, dst string, data []byte) error {
+// WriteBeside writes name+".err" beside a moved input.
+func WriteBeside(ctx context.Context, f reader.File, dir, dst string, data []byte) error {
 	if !f.Remote() {
 		return os.WriteFile(dst+".err", data, 0o644)
 	}
@@ -274,11 +267,11 @@ func sameObject(ctx context.Context, a *objstore.Location, ak string, b *objstor
 		return false, nil
 	}
 	// The journal's content hash, of each object as stored.
-	ha, err := fileHash(reader.File{Store: a, Key: ak})
+	ha, err := FileHash(reader.File{Store: a, Key: ak})
 	if err != nil {
 		return false, err
 	}
-	hb, err := fileHash(reader.File{Store: b, Key: bk})
+	hb, err := FileHash(reader.File{Store: b, Key: bk})
 	if err != nil {
 		return false, err
 	}

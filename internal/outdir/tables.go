@@ -1,4 +1,4 @@
-package pipeline
+package outdir
 
 import (
 	"crypto/rand"
@@ -14,20 +14,19 @@ import (
 
 	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/objstore"
-	"github.com/cdcetl/cdcetl/route"
 )
 
-// tableDirs decides each table's directory below an output directory: its
-// names as the source wrote them (route.Dir), unless
+// TableDirs decides each table's directory below an output directory: its
+// names as the source wrote them (TableDir), unless
 //   - an earlier version of cdcetl wrote the table there under its old
-//     escaping (route.LegacyDir): the table stays where its outputs are;
+//     escaping (LegacyDir): the table stays where its outputs are;
 //   - another table has that directory, which happens where the file
 //     system ignores case (shop/Orders is shop/orders): the second table
 //     gets "~2" (then "~3", ...), decided when it happens, in this run or
 //     an earlier one (the directory's schema file names its table).
 //
-// Without an output directory, a table's directory is route.Dir.
-type tableDirs struct {
+// Without an output directory, a table's directory is TableDir.
+type TableDirs struct {
 	out  string
 	fold bool // the output directory's file system ignores case
 
@@ -36,18 +35,18 @@ type tableDirs struct {
 	owner map[string]infer.Key // by directory, folded as the file system folds
 }
 
-func newTableDirs(out string) *tableDirs {
-	d := readTableDirs(out)
+func NewTableDirs(out string) *TableDirs {
+	d := ReadTableDirs(out)
 	if out != "" && !objstore.IsURL(out) {
 		d.fold = foldsCase(out)
 	}
 	return d
 }
 
-// readTableDirs is newTableDirs for finding tables (show), which writes
+// ReadTableDirs is NewTableDirs for finding tables (show), which writes
 // nothing to probe the file system.
-func readTableDirs(out string) *tableDirs {
-	return &tableDirs{out: out, base: map[infer.Key]string{}, owner: map[string]infer.Key{}}
+func ReadTableDirs(out string) *TableDirs {
+	return &TableDirs{out: out, base: map[infer.Key]string{}, owner: map[string]infer.Key{}}
 }
 
 // foldsCase reports whether the file system of dir ignores case: a name
@@ -64,27 +63,27 @@ func foldsCase(dir string) bool {
 	return err == nil
 }
 
-// dir is the directory of table k's schema version v (v > 1: "v<n>" below
+// Dir is the directory of table k's schema version v (v > 1: "v<n>" below
 // the table's).
-func (d *tableDirs) dir(k infer.Key, v int) string {
-	b := d.baseOf(k)
+func (d *TableDirs) Dir(k infer.Key, v int) string {
+	b := d.Base(k)
 	if v > 1 {
 		b = filepath.Join(b, "v"+strconv.Itoa(v))
 	}
 	return b
 }
 
-func (d *tableDirs) baseOf(k infer.Key) string {
+func (d *TableDirs) Base(k infer.Key) string {
 	if d == nil || d.out == "" {
-		return route.Dir(k.Namespace, k.Name)
+		return TableDir(k.Namespace, k.Name)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if b, ok := d.base[k]; ok {
 		return b
 	}
-	name := route.Dir(k.Namespace, k.Name)
-	if legacy := route.LegacyDir(k.Namespace, k.Name); legacy != name {
+	name := TableDir(k.Namespace, k.Name)
+	if legacy := LegacyDir(k.Namespace, k.Name); legacy != name {
 		if owner, ok := schemaOwner(filepath.Join(d.out, legacy)); ok && owner == k {
 			d.claim(k, legacy)
 			return legacy
@@ -109,7 +108,7 @@ func (d *tableDirs) baseOf(k infer.Key) string {
 // existing is dir as the output directory has it: where the file system
 // ignores case, the entries whose folded names match (so a table that
 // would meet another's directory finds it, whatever case each has).
-func (d *tableDirs) existing(dir string) string {
+func (d *TableDirs) existing(dir string) string {
 	if !d.fold {
 		return dir
 	}
@@ -130,12 +129,12 @@ func (d *tableDirs) existing(dir string) string {
 	return filepath.Join(out...)
 }
 
-func (d *tableDirs) claim(k infer.Key, dir string) {
+func (d *TableDirs) claim(k infer.Key, dir string) {
 	d.base[k] = dir
 	d.owner[d.folded(dir)] = k
 }
 
-func (d *tableDirs) folded(dir string) string {
+func (d *TableDirs) folded(dir string) string {
 	if d.fold {
 		return foldName(dir)
 	}

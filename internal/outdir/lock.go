@@ -1,4 +1,4 @@
-package pipeline
+package outdir
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // LockName is the lock file of an output directory.
 const LockName = "_cdcetl.lock"
 
-// outputLock is what a run holds on its output directory.
+// Lock is what a run holds on its output directory.
 //
 // A whole run takes LockName exclusively: one process at a time may clean
 // temporary files, read and append the journal, and write outputs there.
@@ -24,21 +24,21 @@ const LockName = "_cdcetl.lock"
 // also holds, while it cleans up at start, the locks of the other shards
 // that are not running: it may then remove what they left behind when
 // killed, and nothing of a shard that runs.
-type outputLock struct {
+type Lock struct {
 	tag   string
 	files []*os.File
 	idle  map[string]*os.File // other shards' locks, held during clean-up
 }
 
-// lockOutput takes dir's locks for shard sh, waiting (while ctx allows)
+// LockDir takes dir's locks for shard sh, waiting (while ctx allows)
 // for a run that holds them.
-func lockOutput(ctx context.Context, dir string, sh Shard) (*outputLock, error) {
-	l := &outputLock{tag: sh.tag(), idle: map[string]*os.File{}}
+func LockDir(ctx context.Context, dir string, sh Shard) (*Lock, error) {
+	l := &Lock{tag: sh.Tag(), idle: map[string]*os.File{}}
 	how := syscall.LOCK_EX
 	if l.tag != "" {
 		how = syscall.LOCK_SH
 	}
-	f, err := flockWait(ctx, filepath.Join(dir, LockName), how)
+	f, err := FlockWait(ctx, filepath.Join(dir, LockName), how)
 	if err != nil {
 		return nil, err
 	}
@@ -46,25 +46,25 @@ func lockOutput(ctx context.Context, dir string, sh Shard) (*outputLock, error) 
 	if l.tag == "" {
 		return l, nil
 	}
-	own, err := flockWait(ctx, filepath.Join(dir, taggedName(LockName, l.tag)), syscall.LOCK_EX)
+	own, err := FlockWait(ctx, filepath.Join(dir, TaggedName(LockName, l.tag)), syscall.LOCK_EX)
 	if err != nil {
-		l.release()
+		l.Release()
 		return nil, err
 	}
 	l.files = append(l.files, own)
 	names, err := filepath.Glob(filepath.Join(dir, "_cdcetl.*-of-*.lock"))
 	if err != nil {
-		l.release()
+		l.Release()
 		return nil, err
 	}
 	for _, p := range names {
-		tag, ok := tagOfName(filepath.Base(p), LockName)
+		tag, ok := TagOfName(filepath.Base(p), LockName)
 		if !ok || tag == "" || tag == l.tag {
 			continue
 		}
 		f, held, err := tryFlock(p)
 		if err != nil {
-			l.release()
+			l.Release()
 			return nil, err
 		}
 		if f != nil {
@@ -72,16 +72,19 @@ func lockOutput(ctx context.Context, dir string, sh Shard) (*outputLock, error) 
 			continue
 		}
 		if other, _ := parseTag(tag); held && other.Count != sh.Count {
-			l.release()
+			l.Release()
 			return nil, fmt.Errorf("output directory %s: shard %s of another sharding (n=%d) is running there; run one shard count at a time (wait for it, or use --shard i/%d)", dir, other, other.Count, other.Count)
 		}
 	}
 	return l, nil
 }
 
-// mayClean reports whether the leftovers of shard tag ("" for whole runs)
+// Tag is the shard tag of the lock's run ("" for a whole run).
+func (l *Lock) Tag() string { return l.tag }
+
+// MayClean reports whether the leftovers of shard tag ("" for whole runs)
 // are this run's to remove: its own, a whole run's, or an idle shard's.
-func (l *outputLock) mayClean(tag string) bool {
+func (l *Lock) MayClean(tag string) bool {
 	if l.tag == "" || tag == "" || tag == l.tag {
 		return true
 	}
@@ -89,31 +92,31 @@ func (l *outputLock) mayClean(tag string) bool {
 	return ok
 }
 
-// releaseIdle lets the other shards' locks go once the clean-up is done.
-func (l *outputLock) releaseIdle() {
+// ReleaseIdle lets the other shards' locks go once the clean-up is done.
+func (l *Lock) ReleaseIdle() {
 	for tag, f := range l.idle {
-		unflock(f)
+		Unflock(f)
 		delete(l.idle, tag)
 	}
 }
 
-// release lets every lock go.
-func (l *outputLock) release() {
-	l.releaseIdle()
+// Release lets every lock go.
+func (l *Lock) Release() {
+	l.ReleaseIdle()
 	for i := len(l.files) - 1; i >= 0; i-- {
-		unflock(l.files[i])
+		Unflock(l.files[i])
 	}
 	l.files = nil
 }
 
-func unflock(f *os.File) {
+func Unflock(f *os.File) {
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	f.Close()
 }
 
-// flockWait takes lock how (LOCK_EX or LOCK_SH) on path, polling while
+// FlockWait takes lock how (LOCK_EX or LOCK_SH) on path, polling while
 // another process holds it.
-func flockWait(ctx context.Context, path string, how int) (*os.File, error) {
+func FlockWait(ctx context.Context, path string, how int) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("output directory lock: %w", err)

@@ -1,4 +1,4 @@
-package pipeline
+package outdir
 
 import (
 	"fmt"
@@ -42,17 +42,17 @@ func TestShardOfIsStable(t *testing.T) {
 }
 
 func TestShardNames(t *testing.T) {
-	if got := taggedName(JournalName, "2-of-7"); got != "_cdcetl_journal.2-of-7.jsonl" {
+	if got := TaggedName(JournalName, "2-of-7"); got != "_cdcetl_journal.2-of-7.jsonl" {
 		t.Errorf("journal name %s", got)
 	}
 	for name, want := range map[string]string{"_cdcetl_journal.jsonl": "", "_cdcetl_journal.2-of-7.jsonl": "2-of-7"} {
-		if tag, ok := tagOfName(name, JournalName); !ok || tag != want {
-			t.Errorf("tagOfName(%s) = %q, %v", name, tag, ok)
+		if tag, ok := TagOfName(name, JournalName); !ok || tag != want {
+			t.Errorf("TagOfName(%s) = %q, %v", name, tag, ok)
 		}
 	}
 	for _, name := range []string{"_cdcetl_journal.jsonl.tmp", "_cdcetl_journal.7-of-7.jsonl", "_cdcetl_journal.02-of-7.jsonl", "_cdcetl_journalx.jsonl"} {
-		if _, ok := tagOfName(name, JournalName); ok {
-			t.Errorf("tagOfName(%s) accepted", name)
+		if _, ok := TagOfName(name, JournalName); ok {
+			t.Errorf("TagOfName(%s) accepted", name)
 		}
 	}
 	for name, want := range map[string]string{
@@ -87,7 +87,7 @@ func FuzzParseShard(f *testing.F) {
 		if err != nil || back != sh {
 			t.Fatalf("%q → %v → %v, %v", s, sh, back, err)
 		}
-		if tag := sh.tag(); tag != "" {
+		if tag := sh.Tag(); tag != "" {
 			if got, ok := parseTag(tag); !ok || got != sh {
 				t.Fatalf("tag %q of %v reads back as %v, %v", tag, sh, got, ok)
 			}

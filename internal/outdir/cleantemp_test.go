@@ -1,4 +1,4 @@
-package pipeline
+package outdir
 
 import (
 	"fmt"
