@@ -18,7 +18,8 @@ import (
 // before it were committed. Only the messages of tables whose key is not
 // known yet are observed (Canal, Maxwell and GoldenGate name the key in
 // every message; Debezium shows it in key-only before images).
-func (r *run) decideKeys(ctx context.Context, files []reader.File) error {
+func (s *lakeSink) decideKeys(ctx context.Context, files []reader.File) error {
+	r := s.r
 	cfg := r.cfg
 	keys := map[infer.Key][]string{}
 	known := func(k infer.Key) bool {

@@ -77,7 +77,8 @@ func newRunID() string {
 }
 
 // openLake opens the run's catalog, for Iceberg output.
-func (r *run) openLake(ctx context.Context) error {
+func (s *lakeSink) openLake(ctx context.Context) error {
+	r := s.r
 	cfg := r.cfg
 	// Config.Validate has checked the warehouse, the table and the mode.
 	if cfg.TableMode == "" {
@@ -106,7 +107,7 @@ func (r *run) openLake(ctx context.Context) error {
 		l.Close()
 		return err
 	}
-	r.lake, r.runID = l, newRunID()
+	s.lake, r.runID = l, newRunID()
 	return nil
 }
 
@@ -152,7 +153,8 @@ func identPart(s string) string {
 
 // newLakeWriter makes an input's data file for table tr (nil: the
 // conversion's one table).
-func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, schema *arrowconv.Schema) (writer.Writer, string, error) {
+func (s *lakeSink) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, schema *arrowconv.Schema) (writer.Writer, string, error) {
+	r := s.r
 	cfg := r.cfg
 	var key TableKey
 	var dir string
@@ -172,7 +174,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 			key, strings.TrimPrefix(b, "v"), filepath.Join(dir, outdir.SchemaFile), key)
 	}
 	ns, name := lakeIdent(key, dir)
-	t, err := r.lake.Table(ctx, ns, name, abs, schema)
+	t, err := s.lake.Table(ctx, ns, name, abs, schema)
 	if err != nil {
 		return nil, "", err
 	}
@@ -182,7 +184,7 @@ func (r *run) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun, sche
 		for v := 1; v < n; v++ {
 			d := cfg.tableDir(key, v)
 			pns, pname := lakeIdent(key, d)
-			p, err := r.lake.Existing(ctx, pns, pname, filepath.Join(cfg.OutDir, d))
+			p, err := s.lake.Existing(ctx, pns, pname, filepath.Join(cfg.OutDir, d))
 			if err != nil {
 				return nil, "", err
 			}
@@ -292,7 +294,7 @@ func isDelta(p partitionedOut) bool {
 
 // truncateDeltas tells an input's upsert deltas where it truncates their
 // tables, before they are closed.
-func (r *run) truncateDeltas(fr *fileRun, st Stats) error {
+func (s *lakeSink) truncateDeltas(fr *fileRun, st Stats) error {
 	for _, o := range fr.lakeOuts {
 		var d interface{ Truncate(int64) error } = o.delta
 		if pd, ok := o.part.(*lake.PartitionedDelta); ok {
@@ -313,7 +315,8 @@ func (r *run) truncateDeltas(fr *fileRun, st Stats) error {
 
 // commitTruncates empties the upsert tables an input truncates without
 // having rows of them.
-func (r *run) commitTruncates(ctx context.Context, fr *fileRun, st *Stats, in lake.Input) error {
+func (s *lakeSink) commitTruncates(ctx context.Context, fr *fileRun, st *Stats, in lake.Input) error {
+	r := s.r
 	if r.cfg.TableMode != lake.ModeUpsert {
 		return nil
 	}
@@ -344,7 +347,7 @@ func (r *run) commitTruncates(ctx context.Context, fr *fileRun, st *Stats, in la
 			continue // a table this conversion never made: nothing to empty
 		}
 		ns, name := lakeIdent(*key, dir)
-		tbl, err := r.lake.Existing(ctx, ns, name, filepath.Join(r.cfg.OutDir, dir))
+		tbl, err := s.lake.Existing(ctx, ns, name, filepath.Join(r.cfg.OutDir, dir))
 		if err != nil || tbl == nil {
 			return err
 		}
@@ -372,7 +375,7 @@ func (o *lakeOut) files() []string {
 
 // dropOutput forgets a data file that was not committed because its
 // table holds the input already: the journal lists what tables hold.
-func (r *run) dropOutput(fr *fileRun, id int, o *lakeOut) {
+func (s *lakeSink) dropOutput(fr *fileRun, id int, o *lakeOut) {
 	fr.outputs = slices.DeleteFunc(fr.outputs, func(s string) bool { return s == o.rel })
 	if ts := fr.tableStats[id]; ts != nil {
 		ts.Outputs = slices.DeleteFunc(ts.Outputs, func(s string) bool { return s == o.rel })
@@ -443,16 +446,17 @@ func recoverLake(ctx context.Context, dir, pending string, j *outdir.Journal, l 
 // pass their thresholds (lake.NeedsMaintenance), so a table loaded every
 // night needs no scheduler. Snapshots and orphans older than the
 // default age go too.
-func (r *run) maintainLakes(ctx context.Context) error {
-	for _, id := range r.lake.Loaded() {
-		need, err := r.lake.NeedsMaintenance(ctx, id)
+func (s *lakeSink) maintainLakes(ctx context.Context) error {
+	r := s.r
+	for _, id := range s.lake.Loaded() {
+		need, err := s.lake.NeedsMaintenance(ctx, id)
 		if err != nil {
 			return err
 		}
 		if !need {
 			continue
 		}
-		res, err := r.lake.Maintain(ctx, id, lake.MaintainOptions{OlderThan: lake.DefaultOlderThan, Auto: true})
+		res, err := s.lake.Maintain(ctx, id, lake.MaintainOptions{OlderThan: lake.DefaultOlderThan, Auto: true})
 		if err != nil {
 			return fmt.Errorf("maintaining after the load (the load is committed; --no-maintain skips this): %w", err)
 		}

@@ -49,19 +49,20 @@ type groupItem struct {
 }
 
 // giveTurn lets the input after fr finish.
-func (r *run) giveTurn(fr *fileRun) {
-	if r.turns != nil && !fr.turnGiven {
+func (s *lakeSink) giveTurn(fr *fileRun) {
+	if s.turns != nil && !fr.turnGiven {
 		fr.turnGiven = true
-		if r.group != nil && fr.turn == len(r.turns)-1 {
-			r.flushLake() // the last input had nothing to stage
+		if s.group != nil && fr.turn == len(s.turns)-1 {
+			s.flushLake() // the last input had nothing to stage
 		}
-		close(r.turns[fr.turn])
+		close(s.turns[fr.turn])
 	}
 }
 
 // needsTable reports whether fr must see the table as the inputs
 // before it leave it: the group must be committed first.
-func (r *run) needsTable(fr *fileRun, st Stats) bool {
+func (s *lakeSink) needsTable(fr *fileRun, st Stats) bool {
+	r := s.r
 	if len(st.Truncates) > 0 && r.cfg.TableMode == lake.ModeUpsert {
 		return true
 	}
@@ -88,9 +89,10 @@ func (o *lakeOut) deltas() []*lake.Delta {
 
 // stageLake puts fr's closed deltas in the group, passes the turn on,
 // and waits for the group's commit; then records what the tables took.
-func (r *run) stageLake(ctx context.Context, fr *fileRun, st *Stats) error {
+func (s *lakeSink) stageLake(ctx context.Context, fr *fileRun, st *Stats) error {
+	r := s.r
 	in := lake.Input{Path: fr.key.Path, Size: fr.readSize, Hash: fr.sha, Stem: fr.stem}
-	if err := r.commitTruncates(ctx, fr, st, in); err != nil {
+	if err := s.commitTruncates(ctx, fr, st, in); err != nil {
 		return err
 	}
 	it := &groupItem{fr: fr, in: in, rows: map[int]string{}, done: make(chan struct{})}
@@ -110,7 +112,7 @@ func (r *run) stageLake(ctx context.Context, fr *fileRun, st *Stats) error {
 			}
 			if held {
 				removeFiles(o.files())
-				r.dropOutput(fr, id, o)
+				s.dropOutput(fr, id, o)
 				st.Held++
 				return
 			}
@@ -135,23 +137,23 @@ func (r *run) stageLake(ctx context.Context, fr *fileRun, st *Stats) error {
 	if len(it.ids) == 0 {
 		return nil
 	}
-	g := r.group
+	g := s.group
 	g.qmu.Lock()
 	g.items = append(g.items, it)
 	g.keys += keys
-	full := len(g.items) >= groupMax || g.keys >= groupKeys || fr.turn == len(r.turns)-1
+	full := len(g.items) >= groupMax || g.keys >= groupKeys || fr.turn == len(s.turns)-1
 	g.qmu.Unlock()
 	r.giveVerdict(fr)
 	if full {
-		r.flushLake()
+		s.flushLake()
 	} else {
-		r.giveTurn(fr)
+		s.giveTurn(fr)
 		select {
 		case <-it.done:
 		case <-ctx.Done():
 			// No later input will commit the group: the inputs in it are
 			// whole, and go in.
-			r.flushLake()
+			s.flushLake()
 			<-it.done
 		}
 	}
@@ -162,7 +164,7 @@ func (r *run) stageLake(ctx context.Context, fr *fileRun, st *Stats) error {
 		o := fr.lakeOuts[id]
 		if !it.committed[id] {
 			st.Held++
-			r.dropOutput(fr, id, o) // the table held the input: the files are gone
+			s.dropOutput(fr, id, o) // the table held the input: the files are gone
 			continue
 		}
 		st.Committed++
@@ -188,8 +190,9 @@ func (r *run) stageLake(ctx context.Context, fr *fileRun, st *Stats) error {
 // flushLake commits the group waiting, table by table, and tells its
 // inputs. It runs to its end even when the run is cancelled: a commit
 // cut short would leave the inputs neither in nor out.
-func (r *run) flushLake() {
-	g := r.group
+func (s *lakeSink) flushLake() {
+	r := s.r
+	g := s.group
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.qmu.Lock()

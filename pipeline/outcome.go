@@ -57,32 +57,12 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		fr.verdict <- err
 		return nil
 	}
-	if r.turns != nil {
-		// Iceberg: inputs finish in their order (a later input's commit
-		// would otherwise apply before an earlier one's).
-		defer r.giveTurn(fr)
-		if fr.turn > 0 {
-			select {
-			case <-r.turns[fr.turn-1]:
-			case <-r.ctx.Done():
-				if err == nil {
-					err = r.ctx.Err()
-				}
-			}
-		}
-	}
 	if err != nil {
 		err = changedWhileRead(fr.file, err)
 	}
-	if r.group != nil && (err != nil || r.needsTable(fr, st)) {
-		// The inputs before this one go in first: they stand whatever
-		// becomes of it, and it may read what they leave.
-		r.flushLake()
-	}
+	settled, err := r.sink.finishing(fr, st, err)
+	defer settled()
 	committed := false // an output is in place: from here an error leaves it unjournaled
-	if err == nil && r.lake != nil {
-		err = r.truncateDeltas(fr, st)
-	}
 	if err == nil && fr.w != nil {
 		err = fr.w.Close()
 		committed = err == nil
@@ -102,10 +82,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		}
 	}
 	if err == nil {
-		r.resolveHive(fr)
-	}
-	if err == nil && r.lake != nil && (committed || len(st.Truncates) > 0) {
-		err = r.stageLake(r.ctx, fr, &st)
+		err = r.sink.settle(r.ctx, fr, &st, committed)
 	}
 	if err == nil && fr.dead != nil {
 		err = fr.dead.Close()
@@ -139,7 +116,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			if pe, ok := r.journal.Entry(fr.key); ok && pe.Status == outdir.StatusOK {
 				prev = pe.Outputs
 			}
-			if d, ok := r.journal.SameContent(e.Size, e.Hash, fr.key); ok && r.lake == nil { // a table holds one input's bytes once
+			if d, ok := r.journal.SameContent(e.Size, e.Hash, fr.key); ok && !r.sink.replaces() { // a table holds one input's bytes once
 				st.Warnings = append(st.Warnings, fmt.Sprintf("%s holds the same bytes as %s, converted before: their rows are in the outputs twice (--dedup-inputs skips such files)", fr.file.Path, d.Path))
 			}
 		}
@@ -152,7 +129,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 			r.notDisposed(&fs, fr.file.Path, de)
 			err = nil
 		}
-		if err == nil && len(prev) > 0 && r.lake == nil {
+		if err == nil && len(prev) > 0 && !r.sink.replaces() {
 			// A reconverted input's outputs that this conversion did not
 			// make again (tables or partitions it no longer has rows of)
 			// go; a kill before they are gone leaves the pending file,

@@ -623,20 +623,18 @@ func runFiles(ctx context.Context, cfg Config, files []reader.File, out outdir.D
 		r.total.OtherShards = len(files) - len(mine)
 		files = mine
 	}
-	if cfg.To == ToIceberg {
-		if remote := out.Remote(); remote != "" {
-			// iceberg-go's S3 client takes the AWS configuration from the
-			// context: the same deadlines and retries as cdcetl's own.
-			if ctx, err = objstore.WithAWSConfig(ctx, remote); err != nil {
-				return Stats{}, setup(err)
-			}
-			r.ctx = ctx
-		}
-		if err := r.openLake(ctx); err != nil {
+	if remote := out.Remote(); remote != "" && cfg.To == ToIceberg {
+		// iceberg-go's S3 client takes the AWS configuration from the
+		// context: the same deadlines and retries as cdcetl's own.
+		if ctx, err = objstore.WithAWSConfig(ctx, remote); err != nil {
 			return Stats{}, setup(err)
 		}
-		defer r.lake.Close()
+		r.ctx = ctx
 	}
+	if r.sink, err = newSink(ctx, r); err != nil {
+		return Stats{}, setup(err)
+	}
+	defer r.sink.close()
 	if cfg.OutDir != "" {
 		if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 			return Stats{}, setup(err)
@@ -690,10 +688,8 @@ func runFiles(ctx context.Context, cfg Config, files []reader.File, out outdir.D
 			if tag, ok := outdir.TagOfName(name, outdir.PendingName); !ok || !lk.MayClean(tag) {
 				continue
 			}
-			if r.lake != nil {
-				if err := recoverLake(ctx, cfg.OutDir, name, r.journal, r.lake); err != nil {
-					return Stats{}, setup(err)
-				}
+			if err := r.sink.recover(ctx, name, r.journal); err != nil {
+				return Stats{}, setup(err)
 			}
 			if err := outdir.RecoverPending(cfg.OutDir, name, r.journal); err != nil {
 				return Stats{}, setup(err)
@@ -766,10 +762,8 @@ func runFiles(ctx context.Context, cfg Config, files []reader.File, out outdir.D
 			order = append(order, i)
 		}
 	}
-	if r.lake != nil && cfg.TableMode == lake.ModeUpsert && r.router != nil && len(files) > 0 {
-		if err := r.decideKeys(ctx, files); err != nil {
-			return Stats{}, setup(err)
-		}
+	if err := r.sink.prepare(ctx, files); err != nil {
+		return Stats{}, setup(err)
 	}
 	stems := make([]string, len(files))
 	for i, f := range files {
@@ -806,13 +800,6 @@ func runFiles(ctx context.Context, cfg Config, files []reader.File, out outdir.D
 	outer := ctx // the errgroup's is cancelled when Wait returns
 	g, ctx := errgroup.WithContext(ctx)
 	r.g, r.ctx = g, ctx
-	if r.lake != nil {
-		r.group = &lakeGroup{}
-		r.turns = make([]chan struct{}, len(files))
-		for i := range r.turns {
-			r.turns[i] = make(chan struct{})
-		}
-	}
 
 	// With one shared stream, batches of file i are written before those of
 	// file i+1: each file gets a channel and one goroutine drains them in
@@ -847,14 +834,7 @@ func runFiles(ctx context.Context, cfg Config, files []reader.File, out outdir.D
 			// Writers are made before any chunk is read, so an unwritable
 			// output stops the run before work is done.
 			if streams == nil && r.router == nil {
-				var w writer.Writer
-				var out string
-				var err error
-				if r.lake != nil {
-					w, out, err = r.newLakeWriter(ctx, fr, nil, cfg.Schema)
-				} else {
-					w, out, err = r.newFileWriter(fr, "", fr.stem, cfg.Schema, cfg.Format, cfg.OnlyTable)
-				}
+				w, out, err := r.sink.writer(ctx, fr, nil)
 				if err != nil {
 					return err
 				}
@@ -876,13 +856,7 @@ func runFiles(ctx context.Context, cfg Config, files []reader.File, out outdir.D
 		r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("canal-json messages of %d tables (%s) were all decoded with one schema: pick one with --option canal-json.table.include=REGEX (and database.include)", r.tables.Len(), r.tables))
 	}
 	if err == nil {
-		err = r.writeSuccessFiles(outer)
-	}
-	if err == nil && cfg.Materialize && r.journal != nil {
-		err = r.materializeTables(outer)
-	}
-	if err == nil && r.lake != nil && !cfg.NoMaintain && r.total.Committed > 0 {
-		err = r.maintainLakes(outer)
+		err = r.sink.done(outer)
 	}
 	if err == nil && len(r.failed)+len(r.undisposed) > 0 {
 		var errs []error

@@ -15,7 +15,6 @@ import (
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/internal/outdir"
-	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -47,15 +46,10 @@ type run struct {
 	// is the run's group, for the attempts a feeder starts again.
 	router *router
 	g      *errgroup.Group
-	// lake is the catalog of Iceberg output (else nil); runID names the
-	// run's data files and commits.
-	lake  *lake.Lake
+	// sink is where the rows go; runID names the run's data files and
+	// commits.
+	sink  sink
 	runID string
-	// turns[i] is closed once input i (in conversion order) is finished:
-	// Iceberg commits follow the changelog's order.
-	turns []chan struct{}
-	// group holds the inputs waiting for their Iceberg commit group.
-	group *lakeGroup
 	ctx   context.Context
 }
 
@@ -902,12 +896,7 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 	if w == nil {
 		var out string
 		var err error
-		if r.lake != nil {
-			w, out, err = r.newLakeWriter(ctx, fr, t.tr, t.tr.schema)
-		} else {
-			w, out, err = r.newFileWriter(fr, t.tr.dir, outdir.RoutedStem(fr.stem), t.tr.schema, fr.format, &t.tr.key)
-		}
-		if err != nil {
+		if w, out, err = r.sink.writer(ctx, fr, t.tr); err != nil {
 			return err
 		}
 		if fr.writers == nil {

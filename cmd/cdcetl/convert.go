@@ -356,12 +356,8 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 	switch {
 	case st.DeadLetters > 0:
 		dir := cfg.DeadLetterDir
-		switch {
-		case dir == "" && objstore.IsURL(cfg.OutDir):
-			base, _, _ := strings.Cut(cfg.OutDir, "?")
-			dir = strings.TrimSuffix(base, "/") + "/_dead_letters/"
-		case dir == "":
-			dir = filepath.Join(cfg.OutDir, "_dead_letters")
+		if dir == "" {
+			dir = outdir.DeadLetterDir(cfg.OutDir)
 		}
 		fmt.Fprintf(stderr, "; dead letters in %s", dir)
 	case cfg.DeadLetterDir == "" && cfg.OutDir == "" && st.Dropped+st.Nulled > 0:
@@ -388,21 +384,15 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	objstore.SetPolicy(objstore.Policy{Timeout: o.bucketTimeout, Attempts: o.bucketAttempts})
 	// file:// URLs name local paths: they are those paths everywhere.
 	for _, p := range []*string{&o.out, &o.deadLetter, &o.failedDir} {
-		if lp, ok := objstore.LocalPath(*p); ok {
-			*p = lp
-		}
+		*p = outdir.LocalPath(*p)
 	}
 	if d, ok := strings.CutPrefix(o.onSuccess, "move="); ok {
-		if lp, ok := objstore.LocalPath(d); ok {
-			o.onSuccess = "move=" + lp
-		}
+		o.onSuccess = "move=" + outdir.LocalPath(d)
 	}
-	if objstore.IsURL(o.out) {
-		// A bucket this build cannot open, or a URL with credentials in
-		// it, is known before any input is read.
-		if _, _, _, err := objstore.ParseURL(o.out); err != nil {
-			return cfg, nil, usagef("-o %v", err)
-		}
+	// A bucket this build cannot open, or a URL with credentials in it,
+	// is known before any input is read.
+	if err := outdir.CheckLocation(o.out); err != nil {
+		return cfg, nil, usagef("-o %v", err)
 	}
 	var schema *arrowconv.Schema
 	var err error
@@ -429,7 +419,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 				if len(paths) == 0 {
 					// Relative to the DDL file, as a file kept next to its
 					// data expects: the command works from any directory.
-					if !filepath.IsAbs(v) && !objstore.IsURL(v) && !strings.Contains(v, "://") {
+					if !filepath.IsAbs(v) && !strings.Contains(v, "://") {
 						v = filepath.Join(filepath.Dir(o.ddl), v)
 					}
 					paths = []string{v}
@@ -671,8 +661,8 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		return cfg, nil, usagef("no input PATH given")
 	}
 	for _, p := range paths {
-		if objstore.IsURL(p) {
-			if _, _, _, err := objstore.ParseURL(p); err != nil {
+		if outdir.IsRemote(p) {
+			if err := outdir.CheckLocation(p); err != nil {
 				return cfg, nil, usagef("input %v", err)
 			}
 			continue // listed (and checked) when the run starts

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cdcetl/cdcetl/objstore"
+	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/pipeline"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/watch"
@@ -58,7 +58,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.out == "" {
 		return usagef("watch needs -o OUT")
 	}
-	if objstore.IsURL(o.out) || objstore.IsURL(paths[0]) {
+	if outdir.IsRemote(o.out) || outdir.IsRemote(paths[0]) {
 		return usagef("watch works on a local or mounted landing directory and -o directory; for buckets, run 'cdcetl convert' on a schedule (its journal makes each run convert only what is new)")
 	}
 	if o.shard != "" || os.Getenv("CDCETL_SHARD") != "" {

@@ -2,6 +2,8 @@ package outdir
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 
 	"github.com/cdcetl/cdcetl/objstore"
 )
@@ -80,4 +82,26 @@ func LocalPath(location string) string {
 		return p
 	}
 	return location
+}
+
+// CheckLocation finds what is wrong with a location before a run uses
+// it: for a bucket URL, a cloud this build leaves out or credentials in
+// the URL; a local path is not looked at.
+func CheckLocation(location string) error {
+	if !objstore.IsURL(location) {
+		return nil
+	}
+	_, _, _, err := objstore.ParseURL(location)
+	return err
+}
+
+// DeadLetterDir is where the dead letters of a run into out go when the
+// run names no directory for them: _dead_letters below out, in a bucket
+// or a directory alike.
+func DeadLetterDir(out string) string {
+	if objstore.IsURL(out) {
+		base, _, _ := strings.Cut(out, "?")
+		return strings.TrimSuffix(base, "/") + "/_dead_letters/"
+	}
+	return filepath.Join(out, "_dead_letters")
 }
