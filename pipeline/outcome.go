@@ -46,7 +46,6 @@ func (r *run) deadLetterPath(fr *fileRun) string {
 // then its journal entry, then the OnSuccess action; on failure nothing
 // appears, and with KeepGoing the failure is journaled and the run goes on.
 func (r *run) finish(fr *fileRun, st Stats, err error) error {
-	cfg := r.cfg
 	if fr.stream != nil {
 		close(fr.stream)
 	}
@@ -62,7 +61,52 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 	}
 	settled, err := r.sink.finishing(fr, st, err)
 	defer settled()
-	committed := false // an output is in place: from here an error leaves it unjournaled
+	committed, err := r.closeOutputs(fr, &st, err)
+	if err != nil {
+		r.abortOutputs(fr)
+	}
+	defer r.giveVerdict(fr)
+	fs := FileStats{idx: fr.idx, Path: fr.file.Path, Outputs: fr.outputs, Stats: st}
+	for _, tr := range fr.touched {
+		fs.Tables = append(fs.Tables, *fr.tableStats[tr.id])
+	}
+	keepGoing := err != nil && r.cfg.KeepGoing && isInputError(err, fr.file)
+	if err == nil {
+		err = r.succeeded(fr, &st, &fs, &committed)
+	}
+	if err != nil && committed {
+		// Not journaled (or journaled with its disposition unfinished): the
+		// pending file stays, so the next start sorts it out.
+		r.mu.Lock()
+		r.unsettled = true
+		r.mu.Unlock()
+	}
+	if keepGoing {
+		if derr := r.failedInput(fr, st, &fs, err); derr != nil {
+			return derr
+		}
+	} else if err == nil {
+		fs.Status = outdir.StatusOK
+	}
+	r.mu.Lock()
+	r.total.add(fs.Stats)
+	r.total.PerFile = append(r.total.PerFile, fs)
+	if keepGoing {
+		r.failed = append(r.failed, err)
+	}
+	r.mu.Unlock()
+	if keepGoing {
+		return nil
+	}
+	return err
+}
+
+// closeOutputs puts an input's outputs in place, unless it failed (err):
+// its writers close, then the sink settles it and its dead letters
+// appear. committed: an output is in place, so from here an error leaves
+// it unjournaled.
+func (r *run) closeOutputs(fr *fileRun, st *Stats, err error) (committed bool, _ error) {
+	cfg := r.cfg
 	if err == nil && fr.w != nil {
 		err = fr.w.Close()
 		committed = err == nil
@@ -82,7 +126,7 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		}
 	}
 	if err == nil {
-		err = r.sink.settle(r.ctx, fr, &st, committed)
+		err = r.sink.settle(r.ctx, fr, st, committed)
 	}
 	if err == nil && fr.dead != nil {
 		err = fr.dead.Close()
@@ -96,108 +140,89 @@ func (r *run) finish(fr *fileRun, st Stats, err error) error {
 		// A rerun without dead letters must not leave the last run's.
 		os.Remove(r.deadLetterPath(fr))
 	}
-	if err != nil {
-		r.abortOutputs(fr)
-	}
-	defer r.giveVerdict(fr)
 	if err == nil {
-		st.Warnings = r.columnWarnings(fr, st)
+		st.Warnings = r.columnWarnings(fr, *st)
 	}
-	fs := FileStats{idx: fr.idx, Path: fr.file.Path, Outputs: fr.outputs, Stats: st}
-	for _, tr := range fr.touched {
-		fs.Tables = append(fs.Tables, *fr.tableStats[tr.id])
+	return committed, err
+}
+
+// succeeded journals a converted input, disposes of it (OnSuccess) and
+// removes what its earlier conversion made that this one did not.
+func (r *run) succeeded(fr *fileRun, st *Stats, fs *FileStats, committed *bool) error {
+	cfg := r.cfg
+	e := outdir.Entry{Path: fr.key.Path, Gen: fr.key.Gen, Stem: fr.stem, Size: fr.readSize, ModTime: fr.readMod, Hash: fr.sha,
+		Outputs: fr.outputs, Status: outdir.StatusOK, Fingerprint: r.fingerprint, Stats: entryStats(*st), Time: time.Now().UTC()}
+	var prev []string
+	if r.journal != nil {
+		if pe, ok := r.journal.Entry(fr.key); ok && pe.Status == outdir.StatusOK {
+			prev = pe.Outputs
+		}
+		if d, ok := r.journal.SameContent(e.Size, e.Hash, fr.key); ok && !r.sink.replaces() { // a table holds one input's bytes once
+			st.Warnings = append(st.Warnings, fmt.Sprintf("%s holds the same bytes as %s, converted before: their rows are in the outputs twice (--dedup-inputs skips such files)", fr.file.Path, d.Path))
+		}
 	}
-	keepGoing := err != nil && cfg.KeepGoing && isInputError(err, fr.file)
-	if err == nil {
-		e := outdir.Entry{Path: fr.key.Path, Gen: fr.key.Gen, Stem: fr.stem, Size: fr.readSize, ModTime: fr.readMod, Hash: fr.sha,
-			Outputs: fr.outputs, Status: outdir.StatusOK, Fingerprint: r.fingerprint, Stats: entryStats(st), Time: time.Now().UTC()}
-		var prev []string
-		if r.journal != nil {
-			if pe, ok := r.journal.Entry(fr.key); ok && pe.Status == outdir.StatusOK {
-				prev = pe.Outputs
-			}
-			if d, ok := r.journal.SameContent(e.Size, e.Hash, fr.key); ok && !r.sink.replaces() { // a table holds one input's bytes once
-				st.Warnings = append(st.Warnings, fmt.Sprintf("%s holds the same bytes as %s, converted before: their rows are in the outputs twice (--dedup-inputs skips such files)", fr.file.Path, d.Path))
+	var err error
+	fs.Disposed, fs.MovedTo, err = r.dispose(e, fr.file, cfg.OnSuccess)
+	var de *dispositionError
+	if reason, ok := deferred(err); ok {
+		fs.Deferred, err = reason, nil
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%s: converted, but not %s: %s", fr.file.Path, actionWord(cfg.OnSuccess), reason))
+	} else if errors.As(err, &de) {
+		r.notDisposed(fs, fr.file.Path, de)
+		err = nil
+	}
+	if err == nil && len(prev) > 0 && !r.sink.replaces() {
+		// A reconverted input's outputs that this conversion did not
+		// make again (tables or partitions it no longer has rows of)
+		// go; a kill before they are gone leaves the pending file,
+		// and the next start removes them (outdir.RecoverPending).
+		if faultBeforeStale != nil {
+			if err = faultBeforeStale(); err != nil {
+				*committed = true
 			}
 		}
-		fs.Disposed, fs.MovedTo, err = r.dispose(e, fr.file, cfg.OnSuccess)
-		var de *dispositionError
-		if reason, ok := deferred(err); ok {
-			fs.Deferred, err = reason, nil
-			st.Warnings = append(st.Warnings, fmt.Sprintf("%s: converted, but not %s: %s", fr.file.Path, actionWord(cfg.OnSuccess), reason))
-		} else if errors.As(err, &de) {
-			r.notDisposed(&fs, fr.file.Path, de)
-			err = nil
+		if err == nil {
+			err = r.removeStale(prev, e.Outputs)
 		}
-		if err == nil && len(prev) > 0 && !r.sink.replaces() {
-			// A reconverted input's outputs that this conversion did not
-			// make again (tables or partitions it no longer has rows of)
-			// go; a kill before they are gone leaves the pending file,
-			// and the next start removes them (outdir.RecoverPending).
-			if faultBeforeStale != nil {
-				if err = faultBeforeStale(); err != nil {
-					committed = true
-				}
-			}
-			if err == nil {
-				err = r.removeStale(prev, e.Outputs)
-			}
-		}
-		fs.Stats.Warnings = st.Warnings
 	}
-	if err != nil && committed {
-		// Not journaled (or journaled with its disposition unfinished): the
-		// pending file stays, so the next start sorts it out.
-		r.mu.Lock()
-		r.unsettled = true
-		r.mu.Unlock()
-	}
-	if keepGoing {
-		st.Failed = 1
-		fs.Stats = st
-		fs.Error, fs.Outputs = err.Error(), nil
-		fs.Status = outdir.StatusFailed
-		if r.journal != nil || cfg.FailedDir != "" {
-			e := outdir.Entry{Path: fr.key.Path, Gen: fr.key.Gen, Stem: fr.stem, Size: fr.file.Size, ModTime: fr.file.ModTime, Status: outdir.StatusFailed,
-				Error: err.Error(), Fingerprint: r.fingerprint, Stats: entryStats(st), Time: time.Now().UTC()}
-			if r.journal != nil {
-				// The outputs of an earlier conversion of this input stay,
-				// and stay its own.
-				if prev, ok := r.journal.Entry(fr.key); ok && prev.Status == outdir.StatusOK {
-					e.Outputs = prev.Outputs
-				}
-			}
-			action := "keep"
-			if cfg.FailedDir != "" {
-				action = "move=" + cfg.FailedDir
-			}
-			var derr error
-			fs.Disposed, fs.MovedTo, derr = r.disposeFailed(e, fr.file, action, err)
-			var de *dispositionError
-			if reason, ok := deferred(derr); ok {
-				fs.Deferred, derr = reason, nil
-				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: failed, and not moved to %s: %s", fr.file.Path, cfg.FailedDir, reason))
-				fs.Stats = st
-			} else if errors.As(derr, &de) {
-				r.notDisposed(&fs, fr.file.Path, de)
-				derr = nil
-			}
-			if derr != nil {
-				return derr
-			}
-		}
-	} else if err == nil {
-		fs.Status = outdir.StatusOK
-	}
-	r.mu.Lock()
-	r.total.add(st)
-	r.total.PerFile = append(r.total.PerFile, fs)
-	if keepGoing {
-		r.failed = append(r.failed, err)
-	}
-	r.mu.Unlock()
-	if keepGoing {
+	fs.Stats.Warnings = st.Warnings
+	return err
+}
+
+// failedInput journals an input that failed (KeepGoing) and moves it to
+// FailedDir; its error, cause, is the run's ErrPartial's.
+func (r *run) failedInput(fr *fileRun, st Stats, fs *FileStats, cause error) error {
+	cfg := r.cfg
+	st.Failed = 1
+	fs.Stats = st
+	fs.Error, fs.Outputs = cause.Error(), nil
+	fs.Status = outdir.StatusFailed
+	if r.journal == nil && cfg.FailedDir == "" {
 		return nil
+	}
+	e := outdir.Entry{Path: fr.key.Path, Gen: fr.key.Gen, Stem: fr.stem, Size: fr.file.Size, ModTime: fr.file.ModTime, Status: outdir.StatusFailed,
+		Error: cause.Error(), Fingerprint: r.fingerprint, Stats: entryStats(st), Time: time.Now().UTC()}
+	if r.journal != nil {
+		// The outputs of an earlier conversion of this input stay,
+		// and stay its own.
+		if prev, ok := r.journal.Entry(fr.key); ok && prev.Status == outdir.StatusOK {
+			e.Outputs = prev.Outputs
+		}
+	}
+	action := "keep"
+	if cfg.FailedDir != "" {
+		action = "move=" + cfg.FailedDir
+	}
+	var err error
+	fs.Disposed, fs.MovedTo, err = r.disposeFailed(e, fr.file, action, cause)
+	var de *dispositionError
+	if reason, ok := deferred(err); ok {
+		fs.Deferred, err = reason, nil
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%s: failed, and not moved to %s: %s", fr.file.Path, cfg.FailedDir, reason))
+		fs.Stats = st
+	} else if errors.As(err, &de) {
+		r.notDisposed(fs, fr.file.Path, de)
+		err = nil
 	}
 	return err
 }

@@ -51,6 +51,8 @@ type run struct {
 	sink  sink
 	runID string
 	ctx   context.Context
+	// cleanups run when the run ends, last added first (run.go).
+	cleanups []func()
 }
 
 // tableSamples is how many messages of each chunk are sampled for their
