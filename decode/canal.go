@@ -324,3 +324,50 @@ func mysqlType(t arrowconv.Type) (string, int) {
 	}
 	return "json", 12
 }
+
+// canalUnit is canal-json's unit (unit.go).
+type canalUnit struct{ noHint }
+
+func (canalUnit) newDecoder(b *base) opDecoder          { return &canal{base: b} }
+func (canalUnit) newEncoder(e *Encoder) envelopeEncoder { return newCanalEnc(e) }
+func (canalUnit) positionFields() []string              { return []string{"es", "id"} }
+func (canalUnit) traits() traits                        { return traits{latin1Binary: true} }
+func (canalUnit) rowPaths(Options) [][]string           { return [][]string{{"data", "[0]"}} }
+
+func (canalUnit) bindPosition(d *base, m *metaCol, field func(string) func() ([]byte, bool)) error {
+	d.bindParts(m, field("es"), field("id"))
+	return nil
+}
+
+// route reads "database" and "table" from the end: they follow the
+// data and old arrays.
+func (u canalUnit) route(schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	if endsObject(msg) {
+		var v [2][]byte
+		var e, found [2]bool
+		backStrings(msg, routeKeysDBTable, v[:], e[:], found[:])
+		return v[0], v[1], e[0] || e[1], found[0] || found[1]
+	}
+	return u.routeForward(schemaInclude, msg)
+}
+
+func (canalUnit) routeForward(_ bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	return routeDBTable(msg)
+}
+
+func (canalUnit) guess(g *Guesser, _ bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	if g == nil {
+		g = &Guesser{} // no memory: the search from the end
+	}
+	return g.canal(msg)
+}
+
+func (canalUnit) routed(d *base) (ns, table []byte, esc, ok bool) {
+	db, ok1 := routedString(d.get(d.routeDB))
+	tb, ok2 := routedString(d.get(d.routeTable))
+	return db, tb, hasEscape(db) || hasEscape(tb), ok1 || ok2
+}
+
+func (canalUnit) unknownOpHint() string {
+	return "Flink's canal-json skips only CREATE among Canal's DDL and control messages: --semantics producer counts the others as control messages and goes on (or ignore-parse-errors drops them, dead-lettered)"
+}

@@ -25,6 +25,7 @@ type conv func(v []byte, t jsonparser.ValueType) error
 // value) and are not safe for concurrent use.
 type convCtx struct {
 	format        string       // the format's name, for hints
+	traits        traits       // the format's conventions (unit.go)
 	prod          *producerCtx // producer semantics, or nil
 	curEnc        *colEnc      // while building: the top-level column's encoding
 	foldKeys      bool         // --column-case insensitive

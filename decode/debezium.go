@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -364,4 +365,111 @@ func (d *debeziumEnc) source(dst []byte, r *encodedRow) []byte {
 	}
 	dst = append(dst[:m], dst[m+1:]...)
 	return append(dst, '}')
+}
+
+// debeziumUnit is debezium-json's unit (unit.go).
+type debeziumUnit struct{}
+
+func (debeziumUnit) newDecoder(b *base) opDecoder          { return &debezium{base: b} }
+func (debeziumUnit) newEncoder(e *Encoder) envelopeEncoder { return &debeziumEnc{e} }
+
+// positionFields: the source block, whose members are captured with it
+// (sourceProps).
+func (debeziumUnit) positionFields() []string { return []string{"source"} }
+func (debeziumUnit) traits() traits           { return traits{connect: true} }
+
+func (debeziumUnit) rowPaths(opts Options) [][]string {
+	if opts.SchemaInclude {
+		return [][]string{{"payload", "after"}, {"payload", "before"}}
+	}
+	return [][]string{{"after"}, {"before"}}
+}
+
+func (debeziumUnit) bindPosition(d *base, m *metaCol, _ func(string) func() ([]byte, bool)) error {
+	return d.bindDebeziumPosition(m)
+}
+
+// route reads the source block from the end: it follows before and
+// after.
+func (u debeziumUnit) route(schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	if !endsObject(msg) {
+		return u.routeForward(schemaInclude, msg)
+	}
+	body := msg
+	if schemaInclude {
+		var ok bool
+		if body, ok = backObject(msg, "payload"); !ok {
+			return nil, nil, false, false
+		}
+	}
+	if !schemaInclude {
+		// "source":{ found last and closing into the envelope's tail:
+		// the envelope's own (checked, not assumed).
+		if vs, ve, ok := lastTopMember(body, `"source":`); ok && body[vs] == '{' {
+			return sourceTable(body[vs:ve])
+		}
+	}
+	src, ok := backObject(body, "source")
+	if !ok {
+		return nil, nil, false, false
+	}
+	return sourceTable(src)
+}
+
+func (debeziumUnit) routeForward(schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	body := msg
+	if schemaInclude {
+		var p []byte
+		if p, ok = topObject(msg, "payload"); !ok {
+			return nil, nil, false, false
+		}
+		body = p
+	}
+	src, ok := topObject(body, "source")
+	if !ok {
+		return nil, nil, false, false
+	}
+	return sourceTable(src)
+}
+
+func (debeziumUnit) guess(g *Guesser, _ bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	if g == nil {
+		g = &Guesser{} // no memory: the search of the source block
+	}
+	return g.debezium(msg)
+}
+
+func (debeziumUnit) routed(d *base) (ns, table []byte, esc, ok bool) {
+	if d.srcField < 0 || d.env[d.srcField].t != jsonparser.Object {
+		return nil, nil, false, false
+	}
+	db, okDB := routedString(d.src[0])
+	schema, okSchema := routedString(d.src[1])
+	tb, okTable := routedString(d.src[2])
+	coll, okColl := routedString(d.src[4])
+	ns = schema
+	if !okSchema || len(ns) == 0 {
+		ns = db
+	}
+	table = tb
+	if !okTable {
+		table = coll
+	}
+	return ns, table, hasEscape(ns) || hasEscape(table), okDB || okSchema || okTable || okColl
+}
+
+func (debeziumUnit) unknownOpHint() string {
+	return "Flink's debezium-json knows only the ops c, r, u and d: --semantics producer counts truncates (t), messages (m), transaction markers and heartbeats as control messages (or ignore-parse-errors drops them, dead-lettered)"
+}
+
+func (debeziumUnit) hint(err error, g Sniffed, opts Options, msg []byte) string {
+	switch {
+	case g.SchemaInclude && !opts.SchemaInclude:
+		return "the message is a Debezium schema/payload envelope: add --option debezium-json.schema-include=true"
+	case opts.SchemaInclude && g.Format == "debezium-json" && !g.SchemaInclude:
+		return "the message has no schema/payload envelope: drop debezium-json.schema-include (or set it to false)"
+	case errors.Is(err, ErrMissingField) && g.Format == "" && !debeziumEnvelope(msg):
+		return "the message has no Debezium envelope (no op, before, after or source): a Kafka record key or a line of another stream; remove such lines, or drop them counted with --option debezium-json.ignore-parse-errors=true --dead-letter DIR"
+	}
+	return ""
 }

@@ -109,7 +109,8 @@ type Format struct {
 	title    string // as Flink names it in errors: Canal, Maxwell, ...
 	options  []string
 	Metadata []MetaKey
-	newFn    func(*base) opDecoder
+	// unit is what the format knows, in its own file (unit.go).
+	unit unit
 }
 
 // opDecoder is the format-specific part: given the scanned top-level
@@ -173,7 +174,7 @@ var formats = []*Format{
 			{"ingestion-timestamp", ltz3, "ts, epoch milliseconds"},
 			{"event-timestamp", ltz3, "es, epoch milliseconds"},
 		},
-		newFn: newCanal},
+		unit: canalUnit{}},
 	{Name: "debezium-json", title: "Debezium",
 		options: append(append([]string{}, commonOptions...), optSchemaInclude, optDecimalHandling, optTimePrecision, optUnavailable),
 		Metadata: []MetaKey{
@@ -185,10 +186,10 @@ var formats = []*Format{
 			{"source.table", str, "source.table"},
 			{"source.properties", arrowconv.Type{Kind: arrowconv.Map, Elem: &str, Value: &str}, "the whole source object"},
 		},
-		newFn: newDebezium},
+		unit: debeziumUnit{}},
 	{Name: "json", title: "JSON",
 		options: append(append([]string{}, commonOptions...), optFailOnMissing, optJSONParser),
-		newFn:   newPlainJSON},
+		unit:    plainUnit{}},
 	{Name: "maxwell-json", title: "Maxwell",
 		options: append([]string{}, commonOptions...),
 		Metadata: []MetaKey{
@@ -197,7 +198,7 @@ var formats = []*Format{
 			{"primary-key-columns", strs, "primary_key_columns"},
 			{"ingestion-timestamp", ltz3, "ts, epoch seconds"},
 		},
-		newFn: newMaxwell},
+		unit: maxwellUnit{}},
 	{Name: "ogg-json", title: "Ogg",
 		options: append([]string{}, commonOptions...),
 		Metadata: []MetaKey{
@@ -206,7 +207,7 @@ var formats = []*Format{
 			{"ingestion-timestamp", ltz6, "current_ts"},
 			{"event-timestamp", ltz6, "op_ts"},
 		},
-		newFn: newOgg},
+		unit: oggUnit{}},
 }
 
 // Formats lists the formats, sorted by name.
@@ -295,7 +296,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 		format: f,
 		opts:   opts,
 		b:      b,
-		cx:     &convCtx{format: f.Name, lenient: opts.IgnoreParseErrors, exact: s.HasDecimal(), iso: opts.TimestampISO, failOnMissing: opts.FailOnMissingField},
+		cx:     &convCtx{format: f.Name, traits: f.unit.traits(), lenient: opts.IgnoreParseErrors, exact: s.HasDecimal(), iso: opts.TimestampISO, failOnMissing: opts.FailOnMissingField},
 	}
 	d.cx.plain = &d.plain
 	var physCols []arrowconv.Column
@@ -314,10 +315,10 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	d.cx.foldKeys = opts.CaseInsensitive
 	if opts.Producer {
 		d.cx.prod = &producerCtx{opts: &d.opts}
-		d.cx.mongo = f.Name == "debezium-json"
+		d.cx.mongo = f.unit.traits().connect
 		d.encs = make([]colEnc, len(d.phys))
 		for i, c := range d.phys {
-			d.encs[i] = defaultEnc(f.Name, &d.opts, c.Type)
+			d.encs[i] = defaultEnc(f.unit.traits(), &d.opts, c.Type)
 		}
 		d.defaultEncs = slices.Clone(d.encs)
 	}
@@ -325,7 +326,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	d.row.rejectUnknown = opts.RejectUnknownKeys
 	if opts.Producer {
 		u := &unchanged{cols: make([]bool, len(d.phys))}
-		if f.Name == "debezium-json" {
+		if f.unit.traits().connect {
 			u.placeholder = []byte(opts.Unavailable)
 			u.placeB64 = []byte(base64.StdEncoding.EncodeToString(u.placeholder))
 		}
@@ -347,11 +348,11 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	d.fromData = make([]bool, len(d.phys))
 	d.oldSlots = make([]slot, len(d.phys))
 	d.present = make([]bool, len(d.phys))
-	d.op = f.newFn(d)
+	d.op = f.unit.newDecoder(d)
 	d.envNames = d.op.envelope()
 	for _, m := range d.metas {
 		if m.key == SourcePositionKey {
-			for _, n := range positionFields[f.Name] {
+			for _, n := range f.unit.positionFields() {
 				if !slices.Contains(d.envNames, n) {
 					d.envNames = append(d.envNames, n)
 				}
@@ -367,7 +368,7 @@ func New(f *Format, s *arrowconv.Schema, opts Options, b *arrowconv.Builder) (De
 	d.op.bind()
 	d.srcField = -1
 	d.routeDB, d.routeTable = d.field("database"), d.field("table")
-	if opts.RouteKeys && f.Name == "debezium-json" {
+	if opts.RouteKeys && f.unit.traits().connect {
 		d.srcField = d.envIdx["source"]
 	}
 	d.markFn = d.markKey // a method value allocates; make it once
@@ -512,41 +513,7 @@ func (d *base) SetFile(fi FileInfo) { d.file = fi }
 func (d *base) SetLine(n int64) { d.line = n }
 
 // Routed implements Decoder from the envelope captured by the last Decode.
-func (d *base) Routed() (ns, table []byte, esc, ok bool) {
-	str := func(s slot) ([]byte, bool) {
-		if s.t != jsonparser.String {
-			return nil, false
-		}
-		return s.v, true
-	}
-	switch d.format.Name {
-	case "canal-json", "maxwell-json":
-		db, ok1 := str(d.get(d.routeDB))
-		tb, ok2 := str(d.get(d.routeTable))
-		return db, tb, hasEscape(db) || hasEscape(tb), ok1 || ok2
-	case "ogg-json":
-		v, ok := str(d.get(d.routeTable))
-		return splitOgg(v, hasEscape(v), ok)
-	case "debezium-json":
-		if d.srcField < 0 || d.env[d.srcField].t != jsonparser.Object {
-			return nil, nil, false, false
-		}
-		db, okDB := str(d.src[0])
-		schema, okSchema := str(d.src[1])
-		tb, okTable := str(d.src[2])
-		coll, okColl := str(d.src[4])
-		ns = schema
-		if !okSchema || len(ns) == 0 {
-			ns = db
-		}
-		table = tb
-		if !okTable {
-			table = coll
-		}
-		return ns, table, hasEscape(ns) || hasEscape(table), okDB || okSchema || okTable || okColl
-	}
-	return nil, nil, false, false
-}
+func (d *base) Routed() (ns, table []byte, esc, ok bool) { return d.format.unit.routed(d) }
 
 // Decode implements [Decoder].
 func (d *base) Decode(msg []byte) (Result, error) {
@@ -608,7 +575,7 @@ func (d *base) decode(msg []byte) (Outcome, error) {
 		if err != nil {
 			return 0, err
 		}
-		if d.format.Name == "json" && v.t == jsonparser.Null {
+		if d.format.unit.traits().plain && v.t == jsonparser.Null {
 			return Blank, nil // plain json: a null message gives no row
 		}
 		return 0, &msgError{off: i, err: errorf(ErrMalformed, "the message is not a JSON object")}

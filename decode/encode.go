@@ -98,20 +98,7 @@ func NewEncoder(f *Format, s *arrowconv.Schema, o Options, eo EncodeOptions) (*E
 	}
 	e.cur.fields = make([][]byte, len(e.phys))
 	e.pending.fields = make([][]byte, len(e.phys))
-	switch f.Name {
-	case "canal-json":
-		e.env = newCanalEnc(e)
-	case "maxwell-json":
-		e.env = &maxwellEnc{e}
-	case "ogg-json":
-		e.env = &oggEnc{e}
-	case "debezium-json":
-		e.env = &debeziumEnc{e}
-	case "json":
-		e.env = &plainEnc{e}
-	default:
-		return nil, fmt.Errorf("no encoder for %s", f.Name)
-	}
+	e.env = f.unit.newEncoder(e)
 	return e, nil
 }
 

@@ -142,30 +142,17 @@ func Hint(f *Format, opts Options, msg []byte, err error) string {
 		return me.hint
 	}
 	g := Sniff(msg)
+	if h := f.unit.hint(err, g, opts, msg); h != "" {
+		return h
+	}
 	switch {
-	case f.Name == "debezium-json" && g.SchemaInclude && !opts.SchemaInclude:
-		return "the message is a Debezium schema/payload envelope: add --option debezium-json.schema-include=true"
-	case f.Name == "debezium-json" && opts.SchemaInclude && g.Format == "debezium-json" && !g.SchemaInclude:
-		return "the message has no schema/payload envelope: drop debezium-json.schema-include (or set it to false)"
-	case g.SchemaInclude && f.Name != "debezium-json":
+	case g.SchemaInclude && !f.unit.traits().connect:
 		return fmt.Sprintf("the message looks like a Debezium schema/payload envelope (it has %s): use --format debezium-json --option debezium-json.schema-include=true", quoteKeys(g.Keys))
 	case g.Format != "" && g.Format != f.Name:
 		return fmt.Sprintf("the message looks like %s (it has %s): use --format %s", g.Format, quoteKeys(g.Keys), g.Format)
 	}
-	if f.Name == "debezium-json" && errors.Is(err, ErrMissingField) && g.Format == "" && !debeziumEnvelope(msg) {
-		return "the message has no Debezium envelope (no op, before, after or source): a Kafka record key or a line of another stream; remove such lines, or drop them counted with --option debezium-json.ignore-parse-errors=true --dead-letter DIR"
-	}
 	if errors.Is(err, ErrUnknownOp) && !opts.Producer {
-		switch f.Name {
-		case "canal-json":
-			return "Flink's canal-json skips only CREATE among Canal's DDL and control messages: --semantics producer counts the others as control messages and goes on (or ignore-parse-errors drops them, dead-lettered)"
-		case "maxwell-json":
-			return "Flink's maxwell-json knows only insert, update and delete: --semantics producer reads bootstrap-insert rows and counts DDL and bootstrap markers as control messages (or ignore-parse-errors drops them, dead-lettered)"
-		case "debezium-json":
-			return "Flink's debezium-json knows only the ops c, r, u and d: --semantics producer counts truncates (t), messages (m), transaction markers and heartbeats as control messages (or ignore-parse-errors drops them, dead-lettered)"
-		case "ogg-json":
-			return "Flink's ogg-json knows only the op_types I, U and D: --semantics producer counts truncates (T) as control messages (or ignore-parse-errors drops them, dead-lettered)"
-		}
+		return f.unit.unknownOpHint()
 	}
 	return ""
 }
@@ -277,23 +264,7 @@ func (s *TableSet) String() string {
 // plain json object itself), for warnings about columns no message has.
 func RowKeys(f *Format, opts Options, msg []byte) []string {
 	msg = bytes.TrimPrefix(msg, []byte("\xef\xbb\xbf"))
-	var paths [][]string
-	switch f.Name {
-	case "canal-json":
-		paths = [][]string{{"data", "[0]"}}
-	case "maxwell-json":
-		paths = [][]string{{"data"}}
-	case "ogg-json":
-		paths = [][]string{{"after"}, {"before"}}
-	case "debezium-json":
-		if opts.SchemaInclude {
-			paths = [][]string{{"payload", "after"}, {"payload", "before"}}
-		} else {
-			paths = [][]string{{"after"}, {"before"}}
-		}
-	default:
-		paths = [][]string{{}}
-	}
+	paths := f.unit.rowPaths(opts)
 	for _, p := range paths {
 		v, t, _, err := jsonparser.Get(msg, p...)
 		if err != nil || t != jsonparser.Object {

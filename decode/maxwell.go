@@ -139,3 +139,49 @@ func (m *maxwellEnc) tail(dst []byte, r *encodedRow) []byte {
 	}
 	return append(dst, '}')
 }
+
+// maxwellUnit is maxwell-json's unit (unit.go).
+type maxwellUnit struct{ noHint }
+
+func (maxwellUnit) newDecoder(b *base) opDecoder          { return &maxwell{base: b} }
+func (maxwellUnit) newEncoder(e *Encoder) envelopeEncoder { return &maxwellEnc{e} }
+func (maxwellUnit) positionFields() []string              { return []string{"position", "ts", "xid", "xoffset"} }
+func (maxwellUnit) traits() traits                        { return traits{wktGeometry: true} }
+func (maxwellUnit) rowPaths(Options) [][]string           { return [][]string{{"data"}} }
+
+func (maxwellUnit) bindPosition(d *base, m *metaCol, field func(string) func() ([]byte, bool)) error {
+	return d.bindMaxwellPosition(m, field)
+}
+
+// route stops once the table is read: Maxwell writes it first. A message
+// that repeats the key goes by its first here; decoding keeps the last,
+// says so (Result.Repeated) and RouteForward settles it.
+func (maxwellUnit) route(_ bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	var v [2][]byte
+	var e, found [2]bool
+	firstStrings(msg, routeKeysDBTable, v[:], e[:], found[:])
+	return v[0], v[1], e[0] || e[1], found[0] || found[1]
+}
+
+func (maxwellUnit) routeForward(_ bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	return routeDBTable(msg)
+}
+
+func (u maxwellUnit) guess(g *Guesser, schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	if g != nil {
+		if db, rest, ok := leadingString(msg, `{"database":"`); ok {
+			if tb, _, ok := leadingString(rest, `,"table":"`); ok {
+				return db, tb, false, true
+			}
+		}
+	}
+	return u.route(schemaInclude, msg)
+}
+
+func (maxwellUnit) routed(d *base) (ns, table []byte, esc, ok bool) {
+	return canalUnit{}.routed(d)
+}
+
+func (maxwellUnit) unknownOpHint() string {
+	return "Flink's maxwell-json knows only insert, update and delete: --semantics producer reads bootstrap-insert rows and counts DDL and bootstrap markers as control messages (or ignore-parse-errors drops them, dead-lettered)"
+}

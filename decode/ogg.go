@@ -170,3 +170,57 @@ func appendMicros(dst []byte, us int64, sep byte) []byte {
 	}
 	return dst
 }
+
+// oggUnit is ogg-json's unit (unit.go).
+type oggUnit struct{ noHint }
+
+func (oggUnit) newDecoder(b *base) opDecoder          { return &ogg{base: b} }
+func (oggUnit) newEncoder(e *Encoder) envelopeEncoder { return &oggEnc{e} }
+func (oggUnit) positionFields() []string              { return []string{"pos", "csn"} }
+func (oggUnit) traits() traits                        { return traits{} }
+func (oggUnit) rowPaths(Options) [][]string           { return [][]string{{"after"}, {"before"}} }
+
+func (oggUnit) bindPosition(d *base, m *metaCol, field func(string) func() ([]byte, bool)) error {
+	pos, csn := field("pos"), field("csn")
+	d.bindParts(m, func() ([]byte, bool) {
+		if v, ok := pos(); ok {
+			return v, true
+		}
+		return csn()
+	})
+	return nil
+}
+
+// route stops once "table" ("SCHEMA.TABLE") is read: GoldenGate writes
+// it first.
+func (oggUnit) route(_ bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	var v [2][]byte
+	var e, found [2]bool
+	firstStrings(msg, routeKeysTable, v[:], e[:], found[:])
+	return splitOgg(v[0], e[0], found[0])
+}
+
+func (oggUnit) routeForward(_ bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	var v [1][]byte
+	var e, found [1]bool
+	topStrings(msg, 0, routeKeysTable, v[:], e[:], found[:])
+	return splitOgg(v[0], e[0], found[0])
+}
+
+func (u oggUnit) guess(g *Guesser, schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
+	if g != nil {
+		if tb, _, ok := leadingString(msg, `{"table":"`); ok {
+			return splitOgg(tb, false, true)
+		}
+	}
+	return u.route(schemaInclude, msg)
+}
+
+func (oggUnit) routed(d *base) (ns, table []byte, esc, ok bool) {
+	v, ok := routedString(d.get(d.routeTable))
+	return splitOgg(v, hasEscape(v), ok)
+}
+
+func (oggUnit) unknownOpHint() string {
+	return "Flink's ogg-json knows only the op_types I, U and D: --semantics producer counts truncates (T) as control messages (or ignore-parse-errors drops them, dead-lettered)"
+}

@@ -32,3 +32,22 @@ func (p *plainEnc) update(dst []byte, before, after *encodedRow) []byte {
 	dst = append(p.flink(dst, arrowconv.UpdateBefore, before), '\n')
 	return p.flink(dst, arrowconv.UpdateAfter, after)
 }
+
+// plainUnit is json's unit (unit.go): a message is a row, with no table
+// and no position.
+type plainUnit struct {
+	noRoute
+	noHint
+}
+
+func (plainUnit) newDecoder(b *base) opDecoder          { return &plainJSON{b} }
+func (plainUnit) newEncoder(e *Encoder) envelopeEncoder { return &plainEnc{e} }
+func (plainUnit) positionFields() []string              { return nil }
+func (plainUnit) traits() traits                        { return traits{plain: true} }
+func (plainUnit) rowPaths(Options) [][]string           { return [][]string{{}} }
+func (plainUnit) unknownOpHint() string                 { return "" }
+
+func (plainUnit) bindPosition(d *base, m *metaCol, _ func(string) func() ([]byte, bool)) error {
+	m.fill = func(c arrowconv.Column) error { c.(*arrowconv.BytesCol).AppendNull(); return nil }
+	return nil
+}

@@ -26,18 +26,9 @@ import (
 //
 // A message with none of its format's fields has a NULL position.
 
-// positionFields are the envelope fields a format's position is read
-// from, captured only when the key is declared.
-var positionFields = map[string][]string{
-	"canal-json":    {"es", "id"},
-	"maxwell-json":  {"position", "ts", "xid", "xoffset"},
-	"ogg-json":      {"pos", "csn"},
-	"debezium-json": {"source"}, // its members are captured with it (sourceProps)
-}
-
-// bindPosition fills a source-position column.
+// bindPosition fills a source-position column, as the format's unit
+// reads its position.
 func (d *base) bindPosition(m *metaCol) error {
-	var parts []func() ([]byte, bool)
 	field := func(name string) func() ([]byte, bool) {
 		f := d.field(name)
 		return func() ([]byte, bool) {
@@ -48,25 +39,12 @@ func (d *base) bindPosition(m *metaCol) error {
 			return s.v, true
 		}
 	}
-	switch d.format.Name {
-	case "canal-json":
-		parts = []func() ([]byte, bool){field("es"), field("id")}
-	case "ogg-json":
-		pos, csn := field("pos"), field("csn")
-		parts = []func() ([]byte, bool){func() ([]byte, bool) {
-			if v, ok := pos(); ok {
-				return v, true
-			}
-			return csn()
-		}}
-	case "maxwell-json":
-		return d.bindMaxwellPosition(m, field)
-	case "debezium-json":
-		return d.bindDebeziumPosition(m)
-	default:
-		m.fill = func(c arrowconv.Column) error { c.(*arrowconv.BytesCol).AppendNull(); return nil }
-		return nil
-	}
+	return d.format.unit.bindPosition(d, m, field)
+}
+
+// bindParts fills m with the parts joined by '/' (NULL when the message
+// has none of them).
+func (d *base) bindParts(m *metaCol, parts ...func() ([]byte, bool)) {
 	m.fill = func(c arrowconv.Column) error {
 		b, any := d.posBuf[:0], false
 		for i, p := range parts {
@@ -86,7 +64,6 @@ func (d *base) bindPosition(m *metaCol) error {
 		col.Append(b)
 		return nil
 	}
-	return nil
 }
 
 func (d *base) bindMaxwellPosition(m *metaCol, field func(string) func() ([]byte, bool)) error {

@@ -51,8 +51,8 @@ type colEnc struct {
 // defaultEnc is how a producer writes a value of type t when the message
 // says nothing: Debezium's connector settings (decimal.handling.mode,
 // time.precision.mode) for debezium-json, text for the others.
-func defaultEnc(format string, o *Options, t arrowconv.Type) colEnc {
-	if format != "debezium-json" {
+func defaultEnc(tr traits, o *Options, t arrowconv.Type) colEnc {
+	if !tr.connect {
 		return colEnc{}
 	}
 	switch t.Kind {
@@ -123,7 +123,7 @@ type producerCtx struct {
 func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, enc *colEnc) conv {
 	p := cx.prod
 	if enc == nil {
-		e := defaultEnc(cx.format, p.opts, typ)
+		e := defaultEnc(cx.traits, p.opts, typ)
 		enc = &e
 	}
 	name := typ.String()
@@ -355,7 +355,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			case jsonparser.Number:
 				u := unitOf(enc.kind)
 				if u == 0 {
-					if cx.format != "debezium-json" {
+					if !cx.traits.connect {
 						return cx.failHint(v, name, "an epoch number", timestampHint(cx.format, v, t, cx.iso, ltz))
 					}
 					u = 1e6 // MongoDB $date: epoch milliseconds
@@ -554,7 +554,7 @@ func (cx *convCtx) producerBytes(v []byte, t jsonparser.ValueType, enc *colEnc, 
 		return nil, cx.fail(v, name, "")
 	}
 	s := cx.textOf(v, t)
-	if cx.format == "canal-json" {
+	if cx.traits.latin1Binary {
 		// Canal writes binary values as ISO-8859-1 text: each char one byte.
 		out := p.scratch[:0]
 		for i := 0; i < len(s); {
@@ -571,7 +571,7 @@ func (cx *convCtx) producerBytes(v []byte, t jsonparser.ValueType, enc *colEnc, 
 		}
 		return out, nil
 	}
-	if cx.format == "maxwell-json" && looksWKT(s) {
+	if cx.traits.wktGeometry && looksWKT(s) {
 		g, err := wkt.Unmarshal(string(s))
 		if err != nil {
 			return nil, cx.fail(v, name, "not WKT: "+err.Error())

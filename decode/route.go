@@ -42,55 +42,7 @@ func Route(f *Format, schemaInclude bool, msg []byte) (namespace, table string, 
 // still escaped when esc. (GoldenGate's "SCHEMA.TABLE" is split on its raw
 // text; an escaped dot there is a table name nobody writes.)
 func RouteRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
-	switch f.Name {
-	case "canal-json":
-		if endsObject(msg) {
-			var v [2][]byte
-			var e, found [2]bool
-			backStrings(msg, routeKeysDBTable, v[:], e[:], found[:])
-			return v[0], v[1], e[0] || e[1], found[0] || found[1]
-		}
-		return RouteForwardRaw(f, schemaInclude, msg)
-	case "debezium-json":
-		if !endsObject(msg) {
-			return RouteForwardRaw(f, schemaInclude, msg)
-		}
-		body := msg
-		if schemaInclude {
-			var ok bool
-			if body, ok = backObject(msg, "payload"); !ok {
-				return nil, nil, false, false
-			}
-		}
-		if !schemaInclude {
-			// "source":{ found last and closing into the envelope's tail:
-			// the envelope's own (checked, not assumed).
-			if vs, ve, ok := lastTopMember(body, `"source":`); ok && body[vs] == '{' {
-				return sourceTable(body[vs:ve])
-			}
-		}
-		src, ok := backObject(body, "source")
-		if !ok {
-			return nil, nil, false, false
-		}
-		return sourceTable(src)
-	case "maxwell-json", "ogg-json":
-		// Their table comes first: stop once it is read. A message that
-		// repeats the key goes by its first here; decoding keeps the
-		// last, says so (Result.Repeated) and RouteForward settles it.
-		keys := routeKeysDBTable
-		if f.Name == "ogg-json" {
-			keys = routeKeysTable
-		}
-		var v [2][]byte
-		var e, found [2]bool
-		firstStrings(msg, keys, v[:], e[:], found[:])
-		if f.Name == "ogg-json" {
-			return splitOgg(v[0], e[0], found[0])
-		}
-		return v[0], v[1], e[0] || e[1], found[0] || found[1]
-	}
-	return RouteForwardRaw(f, schemaInclude, msg)
+	return f.unit.route(schemaInclude, msg)
 }
 
 // splitOgg splits GoldenGate's "SCHEMA.TABLE" at its first dot.
@@ -132,15 +84,7 @@ func firstStrings(b []byte, keys []string, vals [][]byte, esc, found []bool) {
 // anywhere in the message, unchecked. It is for a router that checks
 // what decoding read (Decoder.Routed) and corrects a wrong guess.
 func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
-	switch f.Name {
-	case "canal-json":
-		var g Guesser // no memory: the search from the end
-		return g.canal(msg)
-	case "debezium-json":
-		var g Guesser // no memory: the search of the source block
-		return g.debezium(msg)
-	}
-	return RouteRaw(f, schemaInclude, msg)
+	return f.unit.guess(nil, schemaInclude, msg)
 }
 
 // Guesser is GuessRaw with a memory, for the messages of one input in
@@ -184,23 +128,7 @@ var sourcePats = [4][]byte{patSchema, patDB, patTable, patCollection}
 
 // Guess is GuessRaw for the next message.
 func (g *Guesser) Guess(msg []byte) (ns, table []byte, esc, ok bool) {
-	switch g.Format.Name {
-	case "debezium-json":
-		return g.debezium(msg)
-	case "canal-json":
-		return g.canal(msg)
-	case "maxwell-json":
-		if db, rest, ok := leadingString(msg, `{"database":"`); ok {
-			if tb, _, ok := leadingString(rest, `,"table":"`); ok {
-				return db, tb, false, true
-			}
-		}
-	case "ogg-json":
-		if tb, _, ok := leadingString(msg, `{"table":"`); ok {
-			return splitOgg(tb, false, true)
-		}
-	}
-	return GuessRaw(g.Format, g.SchemaInclude, msg)
+	return g.Format.unit.guess(g, g.SchemaInclude, msg)
 }
 
 // leadingString reads the string value after pre (which ends at its
@@ -344,33 +272,24 @@ func RouteForward(f *Format, schemaInclude bool, msg []byte) (namespace, table s
 
 // RouteForwardRaw is RouteRaw walking from the start.
 func RouteForwardRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc, ok bool) {
-	switch f.Name {
-	case "canal-json", "maxwell-json":
-		var v [2][]byte
-		var e, found [2]bool
-		topStrings(msg, 0, routeKeysDBTable, v[:], e[:], found[:])
-		return v[0], v[1], e[0] || e[1], found[0] || found[1]
-	case "ogg-json":
-		var v [1][]byte
-		var e, found [1]bool
-		topStrings(msg, 0, routeKeysTable, v[:], e[:], found[:])
-		return splitOgg(v[0], e[0], found[0])
-	case "debezium-json":
-		body := msg
-		if schemaInclude {
-			var p []byte
-			if p, ok = topObject(msg, "payload"); !ok {
-				return nil, nil, false, false
-			}
-			body = p
-		}
-		src, ok := topObject(body, "source")
-		if !ok {
-			return nil, nil, false, false
-		}
-		return sourceTable(src)
+	return f.unit.routeForward(schemaInclude, msg)
+}
+
+// routeDBTable is the top-level "database" and "table" of a message
+// (Canal, Maxwell), walking from its start.
+func routeDBTable(msg []byte) (ns, table []byte, esc, ok bool) {
+	var v [2][]byte
+	var e, found [2]bool
+	topStrings(msg, 0, routeKeysDBTable, v[:], e[:], found[:])
+	return v[0], v[1], e[0] || e[1], found[0] || found[1]
+}
+
+// routedString is a captured envelope field as a routing name.
+func routedString(s slot) ([]byte, bool) {
+	if s.t != jsonparser.String {
+		return nil, false
 	}
-	return nil, nil, false, false
+	return s.v, true
 }
 
 // sourceTable reads Debezium's source block: schema (else db), table
