@@ -41,7 +41,7 @@ func (c *Config) Validate() error {
 	case c.Target != nil:
 	case to == ToPrint:
 		if c.OutDir != "" {
-			return invalid("OutDir", "printed rows go to Stdout: leave OutDir empty")
+			return invalid("OutDir", "printed rows go to standard output: give no output directory")
 		}
 	case to == ToParquet:
 		if c.OutDir == "" && c.Batches == nil {
@@ -49,7 +49,7 @@ func (c *Config) Validate() error {
 		}
 	case lakeOut:
 		if c.OutDir == "" {
-			return invalid("OutDir", "Iceberg output needs a warehouse directory")
+			return invalid("OutDir", "Iceberg output needs a warehouse directory (tables at DIR/<namespace>/<table>, the embedded catalog at DIR/_catalog.db)")
 		}
 	default:
 		return invalid("To", "%q: want %s, %s, %s, or a Target format", to, ToPrint, ToParquet, ToIceberg)
@@ -57,8 +57,15 @@ func (c *Config) Validate() error {
 	if c.Schema != nil && c.Format == nil {
 		return invalid("Format", "a Schema needs its format")
 	}
-	if !lakeOut && (c.Catalog != "" || c.TableMode != "" || len(c.TableProperties) > 0) {
-		return invalid("TableMode", "Catalog, TableMode and TableProperties apply only to Iceberg output")
+	if !lakeOut {
+		switch {
+		case c.Catalog != "":
+			return invalid("Catalog", "applies only to Iceberg output")
+		case c.TableMode != "":
+			return invalid("TableMode", "applies only to Iceberg output")
+		case len(c.TableProperties) > 0:
+			return invalid("TableProperties", "Iceberg table properties apply only to Iceberg output")
+		}
 	}
 	switch c.TableMode {
 	case "", "changelog", "upsert":
@@ -66,57 +73,66 @@ func (c *Config) Validate() error {
 		return invalid("TableMode", "%q: want changelog or upsert", c.TableMode)
 	}
 	if c.TableMode == "upsert" && c.KeepGoing {
-		return invalid("KeepGoing", "an upsert table applies inputs in order, so one that fails stops the load: KeepGoing (and FailedDir) do not apply")
+		return invalid("KeepGoing", "an upsert table applies inputs in order, so one that fails stops the load: going on past failed inputs (and moving them away) does not apply")
 	}
 	routed := c.Schema == nil
 	if c.Table != nil && routed {
-		return invalid("Table", "names the one table of a conversion with a Schema; without one every source table gets its own (choose them with IncludeTable)")
+		return invalid("Table", "names the one table of a conversion with a schema; without one every source table gets its own (choose them with the include-table filter)")
 	}
-	if !routed && c.Table == nil && c.OnlyTable == nil && (lakeOut || c.Materialize) {
-		return invalid("Table", "Iceberg output and Materialize with a Schema need the table's name")
+	if !routed && c.Table == nil && c.OnlyTable == nil {
+		switch {
+		case lakeOut:
+			return invalid("Table", "Iceberg output with a schema needs the table to load into: NAMESPACE.NAME")
+		case c.Materialize:
+			return invalid("Table", "a current-state snapshot with a schema needs the table's name: NAMESPACE.NAME")
+		}
 	}
 	if c.Materialize {
 		if to != ToParquet {
 			return invalid("Materialize", "applies to Parquet output (an Iceberg upsert table keeps the current state)")
 		}
 		if !routed && len(c.Schema.PrimaryKey) == 0 {
-			return invalid("Materialize", "needs a primary key: declare PRIMARY KEY (...) NOT ENFORCED in the Schema")
+			return invalid("Materialize", "needs a primary key: declare PRIMARY KEY (...) NOT ENFORCED in the schema")
 		}
 	}
 	if c.Dedup && !c.Materialize {
-		return invalid("Dedup", "applies to Materialize: a snapshot keeps one copy of an event delivered twice, a changelog keeps every message")
+		return invalid("Dedup", "applies to current-state snapshots: a snapshot keeps one copy of an event delivered twice; a changelog keeps every message as it came (Flink's cdc-events-duplicate, too, needs a stateful step)")
 	}
 	if len(c.PartitionBy) > 0 {
 		if to != ToParquet && !lakeOut {
-			return invalid("PartitionBy", "applies to Parquet and Iceberg output")
+			return invalid("PartitionBy", "applies to Parquet output (Hive-style directories) and Iceberg output")
 		}
 		for _, f := range c.PartitionBy {
 			if routed {
 				break
 			}
 			if !slices.ContainsFunc(c.Schema.Columns, func(col arrowconv.Field) bool { return col.Name == f.Column }) {
-				return invalid("PartitionBy", "%s: the Schema has no column %s", f, f.Column)
+				return invalid("PartitionBy", "%s: the schema has no column %s", f, f.Column)
 			}
 			if (c.Materialize || c.TableMode == "upsert") && !slices.Contains(c.Schema.PrimaryKey, f.Column) {
-				return invalid("PartitionBy", "%s: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, strings.Join(c.Schema.PrimaryKey, ", "))
+				what := "a current-state snapshot"
+				if c.TableMode == "upsert" {
+					what = "an upsert table"
+				}
+				return invalid("PartitionBy", "%s with %s: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, what, strings.Join(c.Schema.PrimaryKey, ", "))
 			}
 		}
 	}
 	if !routed {
 		switch {
 		case c.NoLineage:
-			return invalid("NoLineage", "applies without a Schema; a Schema has exactly its columns")
+			return invalid("NoLineage", "applies without a schema; a schema has exactly its columns (declare METADATA FROM 'file.line' or 'source-position' to get them)")
 		case len(c.Hints) > 0:
-			return invalid("Hints", "apply without a Schema; declare keys and types in the Schema")
+			return invalid("Hints", "say what inference cannot know; with a schema, declare it there")
 		case c.DDLDir != "":
-			return invalid("DDLDir", "pins tables of a conversion without a Schema")
+			return invalid("DDLDir", "pins tables of a conversion without a schema; drop the schema, or the DDL directory")
 		}
 	}
 	switch {
 	case c.OnSuccess == "" || c.OnSuccess == "keep":
 	case c.OnSuccess == "delete" || strings.HasPrefix(c.OnSuccess, "move=") && len(c.OnSuccess) > 5:
 		if c.OutDir == "" {
-			return invalid("OnSuccess", "%s needs an OutDir: outputs and journal must be written first", c.OnSuccess)
+			return invalid("OnSuccess", "%s needs an output directory: outputs and journal must be on disk first", c.OnSuccess)
 		}
 	default:
 		return invalid("OnSuccess", "%q: want keep, delete or move=DIR", c.OnSuccess)
@@ -139,10 +155,10 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.DedupInputs && c.OutDir == "" {
-		return invalid("DedupInputs", "compares inputs with those converted into OutDir: set OutDir")
+		return invalid("DedupInputs", "compares inputs with those converted into an output directory: give one")
 	}
 	if !c.Encode.MergeUpdates && !c.Encode.Envelope || c.Target != nil {
 		return nil
 	}
-	return invalid("Encode", "merge-updates and envelope apply only when re-encoding (Target)")
+	return invalid("Encode", "merging updates and envelopes apply only when re-encoding to a CDC format")
 }

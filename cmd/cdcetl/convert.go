@@ -598,8 +598,6 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		if targetOpts, err = decode.ParseOptions(target, tkv, true); err != nil {
 			return cfg, nil, err
 		}
-	} else if o.mergeUpdates || o.envelope {
-		return cfg, nil, usagef("--merge-updates and --envelope apply only when re-encoding (--to FORMAT)")
 	}
 	// Iceberg table properties of the tables --to iceberg makes.
 	var tableProps map[string]string
@@ -630,23 +628,6 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		if err := f.CheckSchema(schema); err != nil {
 			return cfg, nil, err
 		}
-	}
-	if to == pipeline.ToParquet && o.out == "" {
-		return cfg, nil, usagef("--to parquet needs -o DIR")
-	}
-	if to == pipeline.ToIceberg && o.out == "" {
-		return cfg, nil, usagef("--to iceberg needs -o DIR: the warehouse (tables at DIR/<namespace>/<table>, the embedded catalog at DIR/_catalog.db)")
-	}
-	if (o.catalog != "" || o.tableMode != "") && to != pipeline.ToIceberg {
-		return cfg, nil, usagef("--catalog and --table-mode apply only with --to iceberg")
-	}
-	switch o.tableMode {
-	case "", "changelog", "upsert":
-	default:
-		return cfg, nil, usagef("--table-mode %q: want changelog or upsert", o.tableMode)
-	}
-	if to == pipeline.ToPrint && o.out != "" {
-		return cfg, nil, usagef("--to print writes to stdout; drop -o")
 	}
 	jsonCompression := ""
 	if target != nil {
@@ -685,9 +666,6 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	cfg.DeadLetterDir = o.deadLetter
 	cfg.Force, cfg.KeepGoing, cfg.OnSuccess, cfg.FailedDir = o.force, o.keepGoing, o.onSuccess, o.failedDir
 	cfg.DedupInputs = o.dedupInputs
-	if o.dedupInputs && o.out == "" {
-		return cfg, nil, usagef("--dedup-inputs compares inputs with those converted into -o DIR: give -o")
-	}
 	shard := o.shard
 	if shard == "" {
 		shard = os.Getenv("CDCETL_SHARD")
@@ -697,14 +675,6 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	if o.failedDir != "" {
 		cfg.KeepGoing = true
-	}
-	switch {
-	case o.onSuccess == "keep" || o.onSuccess == "delete" || strings.HasPrefix(o.onSuccess, "move=") && len(o.onSuccess) > 5:
-	default:
-		return cfg, nil, usagef("--on-success %q: want keep, delete or move=DIR", o.onSuccess)
-	}
-	if o.onSuccess != "keep" && o.out == "" {
-		return cfg, nil, usagef("--on-success %s needs -o DIR (outputs and journal must be on disk first)", o.onSuccess)
 	}
 	if f == nil {
 		cfg.FormatOptions = perFormat
@@ -716,37 +686,17 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 		}
 	}
 	cfg.Catalog, cfg.TableMode, cfg.TableProperties = o.catalog, o.tableMode, tableProps
-	if o.noLineage && !routed {
-		return cfg, nil, usagef("--no-lineage applies without a schema; a schema has exactly its columns (declare METADATA FROM 'file.line' or 'source-position' to get them)")
-	}
 	cfg.NoLineage = o.noLineage
 	cfg.NoMaintain = o.noMaintain
-	if o.dedup && !o.materialize {
-		return cfg, nil, usagef("--dedup applies to --materialize: a snapshot keeps one copy of an event delivered twice; a changelog keeps every message as it came (Flink's cdc-events-duplicate, too, needs a stateful step)")
-	}
 	cfg.Dedup = o.dedup
 	if o.table != "" {
 		if !strings.Contains(o.table, ".") {
 			return cfg, nil, usagef("--table %q: want NAMESPACE.NAME", o.table)
 		}
-		if routed {
-			return cfg, nil, usagef("--table names the one table of a conversion with a schema; without --schema/--ddl every source table gets its own (filter them with --include-table)")
-		}
 		ns, name, _ := strings.Cut(o.table, ".")
 		cfg.Table = &pipeline.TableKey{Namespace: ns, Name: name}
 	}
-	if o.materialize {
-		if to != pipeline.ToParquet {
-			return cfg, nil, usagef("--materialize applies to --to parquet (for Iceberg, --table-mode upsert keeps the current state)")
-		}
-		if !routed && cfg.Table == nil && only == nil {
-			return cfg, nil, usagef("--materialize with a schema needs the table's name: --table NAMESPACE.NAME")
-		}
-		if !routed && schema != nil && len(schema.PrimaryKey) == 0 {
-			return cfg, nil, usagef("--materialize needs a primary key: declare PRIMARY KEY (...) NOT ENFORCED in the schema")
-		}
-		cfg.Materialize = true
-	}
+	cfg.Materialize = o.materialize
 	var partitionFields []partition.Field
 	if o.partitionBy != "" {
 		if partitionFields, err = partition.ParsePartitionBy(o.partitionBy); err != nil {
@@ -764,35 +714,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	}
 	cfg.Filesystem = fsOpts
 	if len(partitionFields) > 0 {
-		fields := partitionFields
-		if to != pipeline.ToParquet && to != pipeline.ToIceberg {
-			return cfg, nil, usagef("--partition-by applies to --to parquet (Hive-style directories) and --to iceberg")
-		}
-		if (o.materialize || o.tableMode == "upsert") && schema != nil {
-			what := "--materialize"
-			if o.tableMode == "upsert" {
-				what = "--table-mode upsert"
-			}
-			for _, f := range fields {
-				if !slices.Contains(schema.PrimaryKey, f.Column) {
-					return cfg, nil, usagef("--partition-by %s with %s: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, what, strings.Join(schema.PrimaryKey, ", "))
-				}
-			}
-		}
-		if schema != nil {
-			for _, f := range fields {
-				if !slices.ContainsFunc(schema.Columns, func(c arrowconv.Field) bool { return c.Name == f.Column }) {
-					return cfg, nil, usagef("--partition-by %s: the schema has no column %s", f, f.Column)
-				}
-			}
-		}
-		cfg.PartitionBy = fields
-	}
-	if o.tableMode == "upsert" && cfg.KeepGoing {
-		return cfg, nil, usagef("--table-mode upsert applies inputs in order, so one that fails stops the load: drop --keep-going (and --failed)")
-	}
-	if to == pipeline.ToIceberg && !routed && cfg.Table == nil && cfg.OnlyTable == nil {
-		return cfg, nil, usagef("--to iceberg with a schema needs the table to load into: --table NAMESPACE.NAME")
+		cfg.PartitionBy = partitionFields
 	}
 	for _, t := range []struct {
 		flag, expr string
@@ -810,13 +732,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if cfg.Hints, err = parseHints(o.primaryKeys, o.columnTypes); err != nil {
 		return cfg, nil, err
 	}
-	if len(cfg.Hints) > 0 && !routed {
-		return cfg, nil, usagef("--primary-key and --column-type say what inference cannot know; with --schema or --ddl, declare it there")
-	}
 	if o.ddlDir != "" {
-		if !routed {
-			return cfg, nil, usagef("--ddl-dir pins tables of a conversion without a schema; drop --schema/--ddl, or drop --ddl-dir")
-		}
 		if st, err := os.Stat(o.ddlDir); err != nil || !st.IsDir() {
 			return cfg, nil, usagef("--ddl-dir %s: not a directory (want a directory of <namespace>.<table>.sql files, as 'cdcetl inspect --ddl-out' writes)", o.ddlDir)
 		}
@@ -839,6 +755,7 @@ var configFlags = map[string]string{
 	"Hints": "--primary-key and --column-type", "DDLDir": "--ddl-dir", "OnSuccess": "--on-success",
 	"DedupInputs": "--dedup-inputs", "Encode": "--merge-updates and --envelope",
 	"Catalog": "--catalog", "DeadLetterDir": "--dead-letter", "Shard": "--shard",
+	"TableProperties": "--option (Iceberg table properties)",
 }
 
 // configError speaks of a pipeline.ConfigError's field as the flag that

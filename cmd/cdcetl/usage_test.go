@@ -44,8 +44,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"convert", "--primary-key", "shop.(k=id", in}, `is not a Go RE2 expression`},
 		{[]string{"convert", "--column-type", "shop.k.v=NUMBR", in}, `--column-type "shop.k.v=NUMBR"`},
 		{[]string{"convert", "--column-type", "v=INT", in}, `want NS.TABLE.COL=TYPE`},
-		{with("--primary-key", "shop.k=id", in), "with --schema or --ddl, declare it there"},
-		{[]string{"convert", "--dedup-inputs", in}, "--dedup-inputs compares inputs with those converted into -o DIR"},
+		{with("--primary-key", "shop.k=id", in), "--primary-key and --column-type: say what inference cannot know; with a schema, declare it there"},
+		{[]string{"convert", "--dedup-inputs", in}, "--dedup-inputs: compares inputs with those converted into an output directory"},
 		{[]string{"help", "foo"}, `no help topic "foo"`},
 		{[]string{"convrt"}, `unknown command "convrt" (did you mean convert?)`},
 	} {
