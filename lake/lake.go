@@ -101,14 +101,14 @@ func OpenMode(ctx context.Context, warehouse, uri, mode string) (*Lake, error) {
 // cannot live in a bucket.
 func OpenRemote(ctx context.Context, staging, remote string, props map[string]string, uri, mode string) (*Lake, error) {
 	if uri == "" {
-		return nil, fmt.Errorf("an Iceberg warehouse in a bucket (%s) needs a catalog outside it: --catalog postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH (or sqlite:/LOCAL/PATH for one machine)", remote)
+		return nil, fmt.Errorf("an Iceberg warehouse in a bucket (%s) needs a catalog outside it: postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH (or sqlite:/LOCAL/PATH for one machine)", remote)
 	}
 	return open(ctx, staging, strings.TrimSuffix(remote, "/"), props, uri, mode)
 }
 
 func open(ctx context.Context, warehouse, remote string, props map[string]string, uri, mode string) (*Lake, error) {
 	if mode != ModeChangelog && mode != ModeUpsert {
-		return nil, fmt.Errorf("--table-mode %q: want changelog or upsert", mode)
+		return nil, fmt.Errorf("table mode %q: want changelog or upsert", mode)
 	}
 	abs, err := filepath.Abs(warehouse)
 	if err != nil {
@@ -133,7 +133,7 @@ func open(ctx context.Context, warehouse, remote string, props map[string]string
 		// and one connection serializes the process's own.
 		db, err := sql.Open(sqliteshim.ShimName, sqliteDSN(path))
 		if err != nil {
-			return nil, fmt.Errorf("--catalog %s: %w", uri, err)
+			return nil, fmt.Errorf("catalog %s: %w", uri, err)
 		}
 		db.SetMaxOpenConns(1)
 		c, err := sqlcat.NewCatalog("cdcetl", db, sqlcat.SQLite, catProps())
@@ -147,7 +147,7 @@ func open(ctx context.Context, warehouse, remote string, props map[string]string
 		}
 		if err != nil {
 			db.Close()
-			return nil, fmt.Errorf("--catalog %s: %w", path, err)
+			return nil, fmt.Errorf("catalog %s: %w", path, err)
 		}
 		l.cat, l.closeFn = c, func() error { return errors.Join(c.Close(), db.Close()) }
 	case strings.HasPrefix(uri, "postgres://") || strings.HasPrefix(uri, "postgresql://"):
@@ -155,30 +155,30 @@ func open(ctx context.Context, warehouse, remote string, props map[string]string
 		// PGPASSWORD or ~/.pgpass (pgx reads both), not in the URI.
 		db, err := sql.Open("pgx", uri)
 		if err != nil {
-			return nil, fmt.Errorf("--catalog: %w", err)
+			return nil, fmt.Errorf("catalog: %w", err)
 		}
 		if err := db.PingContext(ctx); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("--catalog %s: %w (is the server up? the password goes in PGPASSWORD or ~/.pgpass)", redact(uri), err)
+			return nil, fmt.Errorf("catalog %s: %w (is the server up? the password goes in PGPASSWORD or ~/.pgpass)", redact(uri), err)
 		}
 		c, err := sqlcat.NewCatalog("cdcetl", db, sqlcat.Postgres, catProps())
 		if err != nil {
 			db.Close()
-			return nil, fmt.Errorf("--catalog %s: %w", redact(uri), err)
+			return nil, fmt.Errorf("catalog %s: %w", redact(uri), err)
 		}
 		l.cat, l.closeFn = c, func() error { return errors.Join(c.Close(), db.Close()) }
 	case strings.HasPrefix(uri, "rest+"):
 		u := strings.TrimPrefix(uri, "rest+")
 		if _, err := url.Parse(u); err != nil {
-			return nil, fmt.Errorf("--catalog %s: %w", uri, err)
+			return nil, fmt.Errorf("catalog %s: %w", uri, err)
 		}
 		c, err := rest.NewCatalog(ctx, "cdcetl", u, rest.WithWarehouseLocation(l.URL(abs)), rest.WithAdditionalProps(catProps()))
 		if err != nil {
-			return nil, fmt.Errorf("--catalog %s: %w", uri, err)
+			return nil, fmt.Errorf("catalog %s: %w", uri, err)
 		}
 		l.cat, l.closeFn = c, func() error { return nil }
 	default:
-		return nil, fmt.Errorf("--catalog %q: want sqlite:PATH (the default, WAREHOUSE/%s), postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH", redact(uri), CatalogFile)
+		return nil, fmt.Errorf("catalog %q: want sqlite:PATH (the default, WAREHOUSE/%s), postgres://USER@HOST:PORT/DB or rest+https://HOST/PATH", redact(uri), CatalogFile)
 	}
 	return l, nil
 }
@@ -337,13 +337,13 @@ func (t *Table) ensure(ctx context.Context, s *arrowconv.Schema) error {
 			return err
 		}
 		if len(t.lake.partition) > 0 && !sameSpec(tbl.Spec(), tbl.Schema(), t.lake.partition) {
-			return fmt.Errorf("the table is partitioned by %s, not by the --partition-by given: give the table's own spec, or load into another table", tbl.Spec())
+			return fmt.Errorf("the table is partitioned by %s, not by the partition spec given: give the table's own spec, or load into another table", tbl.Spec())
 		}
 		if m := tbl.Properties()[PropMode]; m != "" && m != t.lake.mode || m == "" && t.lake.mode == ModeUpsert {
 			if m == "" {
 				m = ModeChangelog
 			}
-			return fmt.Errorf("the table is a %s table, and this is a %s load: load it with --table-mode %s, or into another table", m, t.lake.mode, m)
+			return fmt.Errorf("the table is a %s table, and this is a %s load: load it in table mode %s, or into another table", m, t.lake.mode, m)
 		}
 		t.tbl = tbl
 		t.writeHint(ctx)
@@ -370,7 +370,7 @@ func (t *Table) create(ctx context.Context, s *arrowconv.Schema) (*table.Table, 
 	var key []string
 	if t.lake.mode == ModeUpsert {
 		if len(s.PrimaryKey) == 0 {
-			return nil, fmt.Errorf("--table-mode upsert needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a --ddl-dir DDL that has one, or use --table-mode changelog)")
+			return nil, fmt.Errorf("an upsert load needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a DDL that has one, or load a changelog table)")
 		}
 		key = s.PrimaryKey
 	}
@@ -438,7 +438,7 @@ func (t *Table) evolve(ctx context.Context, s *arrowconv.Schema) error {
 			if promotable(want, f.Type) {
 				continue // narrower data in a wider column
 			}
-			return fmt.Errorf("column %s is %s in the table and %s now: Iceberg cannot change the one into the other; convert into a new table (a --ddl-dir DDL for it, or another -o)", c.Name, f.Type, want)
+			return fmt.Errorf("column %s is %s in the table and %s now: Iceberg cannot change the one into the other; convert into a new table (a pinned DDL for it, or another warehouse)", c.Name, f.Type, want)
 		}
 		us.UpdateColumn([]string{c.Name}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Val: want, Valid: true}})
 		changed = true

@@ -132,7 +132,7 @@ func (t *Table) KeyPartitioned(key []string) error {
 	for _, pf := range spec.Fields() {
 		src, ok := sc.FindFieldByID(pf.SourceID())
 		if ok && !slices.Contains(key, src.Name) {
-			return fmt.Errorf("iceberg table %s: upsert needs every partition field to be of a primary key column (a key's rows must stay in one partition for its deletes to find them), and %s is of %s: partition by %s, or use --table-mode changelog", t.Name(), pf.Name, src.Name, strings.Join(key, ", "))
+			return fmt.Errorf("iceberg table %s: upsert needs every partition field to be of a primary key column (a key's rows must stay in one partition for its deletes to find them), and %s is of %s: partition by %s, or load a changelog table", t.Name(), pf.Name, src.Name, strings.Join(key, ", "))
 		}
 	}
 	return nil

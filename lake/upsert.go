@@ -104,7 +104,7 @@ type Delta struct {
 // file's writer options (the delete files take its codec).
 func (t *Table) NewDelta(w writer.Writer, dataPath string, s *arrowconv.Schema, opts writer.ParquetOptions) (*Delta, error) {
 	if len(s.PrimaryKey) == 0 {
-		return nil, fmt.Errorf("iceberg table %s: --table-mode upsert needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a --ddl-dir DDL that has one, or use --table-mode changelog)", t.Name())
+		return nil, fmt.Errorf("iceberg table %s: an upsert load needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, pin the table with a DDL that has one, or load a changelog table)", t.Name())
 	}
 	d := &Delta{t: t, data: w, dataPath: dataPath, unchanged: -1, lineCol: -1, last: map[string]int64{},
 		unchPend: map[string]int64{}, schema: s, dataOpts: opts}
@@ -276,7 +276,7 @@ const DeletesDir = "deletes"
 // before it are deleted, and the commit removes what the table held.
 func (d *Delta) Truncate(line int64) error {
 	if d.lineCol < 0 && d.pos > 0 {
-		return fmt.Errorf("iceberg table %s: a truncate at line %d cannot be placed among the input's rows without their lines: declare a column METADATA FROM 'file.line' (inferred tables have _line unless --no-lineage)", d.t.Name(), line)
+		return fmt.Errorf("iceberg table %s: a truncate at line %d cannot be placed among the input's rows without their lines: declare a column METADATA FROM 'file.line' (inferred tables have _line unless lineage is left out)", d.t.Name(), line)
 	}
 	d.truncLine = max(d.truncLine, line)
 	return nil

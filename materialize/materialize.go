@@ -112,7 +112,7 @@ type Result struct {
 func Run(ctx context.Context, job Job) (Result, error) {
 	var res Result
 	if len(job.Schema.PrimaryKey) == 0 {
-		return res, errors.New("materialize needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, or pin the table with a --ddl-dir DDL that has one)")
+		return res, errors.New("materialize needs a primary key, and the table has none (declare PRIMARY KEY (...) NOT ENFORCED, or pin the table with a DDL that has one)")
 	}
 	if job.MemLimit <= 0 {
 		job.MemLimit = 64 << 20
@@ -122,7 +122,7 @@ func Run(ctx context.Context, job Job) (Result, error) {
 		return res, err
 	}
 	if job.Dedup && m.posCol < 0 {
-		return res, errors.New("--dedup knows a duplicate by its source position, and the table has none: declare a column METADATA FROM 'source-position' (inferred tables have _source_pos unless --no-lineage)")
+		return res, errors.New("dropping duplicates knows a duplicate by its source position, and the table has none: declare a column METADATA FROM 'source-position' (inferred tables have _source_pos unless lineage is left out)")
 	}
 	defer m.cleanup()
 	changes := job.Changes
@@ -131,7 +131,7 @@ func Run(ctx context.Context, job Job) (Result, error) {
 		changes = changes[tr.File:]
 		m.lineCol = slices.IndexFunc(job.Schema.Columns, func(c arrowconv.Field) bool { return c.Name == job.LineColumn })
 		if m.lineCol < 0 {
-			return res, fmt.Errorf("a truncate at line %d of an input cannot be placed among its rows without their lines: declare a column METADATA FROM 'file.line' (inferred tables have _line unless --no-lineage)", tr.Line)
+			return res, fmt.Errorf("a truncate at line %d of an input cannot be placed among its rows without their lines: declare a column METADATA FROM 'file.line' (inferred tables have _line unless lineage is left out)", tr.Line)
 		}
 		m.lineCol++ // _rowkind first
 		m.fromLine = tr.Line
@@ -1108,5 +1108,5 @@ func (m *materializer) nullKey(err error) error {
 		return err
 	}
 	name := m.target.Field(m.keyCols[ne.col]).Name
-	return fmt.Errorf("a row has a NULL primary key column %s: a current state cannot hold it. If the messages name the column otherwise (ID for id), --column-case insensitive matches them; if the key is another, say it with --primary-key or the DDL's PRIMARY KEY", name)
+	return fmt.Errorf("a row has a NULL primary key column %s: a current state cannot hold it. If the messages name the column otherwise (ID for id), the setting column-case insensitive matches them; if the key is another, name it (a primary-key hint, or the DDL's PRIMARY KEY)", name)
 }

@@ -86,7 +86,7 @@ func (p *specParser) eat(c byte) bool {
 }
 
 func (p *specParser) errorf(format string, args ...any) error {
-	return fmt.Errorf("--partition-by %q at %d: %s (fields: COLUMN, identity|year|month|day|hour(COLUMN), bucket(N, COLUMN), truncate(N, COLUMN))", p.s, p.pos, fmt.Sprintf(format, args...))
+	return fmt.Errorf("partition spec %q at %d: %s (fields: COLUMN, identity|year|month|day|hour(COLUMN), bucket(N, COLUMN), truncate(N, COLUMN))", p.s, p.pos, fmt.Sprintf(format, args...))
 }
 
 // name reads an identifier or a `quoted` name.

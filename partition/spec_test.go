@@ -30,7 +30,7 @@ func TestParsePartitionBy(t *testing.T) {
 	for _, in := range []string{"", "day()", "bucket(id)", "bucket(0, id)", "bucket(16 id)", "week(ts)", "day(ts", "id, id", "a,,b", "`x", "day(ts) x"} {
 		if _, err := ParsePartitionBy(in); err == nil {
 			t.Errorf("%q: no error", in)
-		} else if !strings.Contains(err.Error(), "--partition-by") {
+		} else if !strings.Contains(err.Error(), "partition spec") || !strings.Contains(err.Error(), "fields: COLUMN") {
 			t.Errorf("%q: %v does not say what to give", in, err)
 		}
 	}

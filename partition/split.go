@@ -34,11 +34,11 @@ func Spec(fields []Field, sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
 	for i, f := range fields {
 		src, ok := sc.FindFieldByName(f.Column)
 		if !ok {
-			return iceberg.PartitionSpec{}, fmt.Errorf("--partition-by %s: the table has no column %s", f, f.Column)
+			return iceberg.PartitionSpec{}, fmt.Errorf("partition field %s: the table has no column %s", f, f.Column)
 		}
 		tr := f.IcebergTransform()
 		if !tr.CanTransform(src.Type) {
-			return iceberg.PartitionSpec{}, fmt.Errorf("--partition-by %s: column %s is %s, which %s cannot partition", f, f.Column, src.Type, f.Transform)
+			return iceberg.PartitionSpec{}, fmt.Errorf("partition field %s: column %s is %s, which %s cannot partition", f, f.Column, src.Type, f.Transform)
 		}
 		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{src.ID}, FieldID: 1000 + i, Name: f.Name(), Transform: tr})
 	}

@@ -112,7 +112,7 @@ func TestNullKeyNamesTheFix(t *testing.T) {
 	cfg.Schema, cfg.To, cfg.OutDir, cfg.Materialize = s, ToParquet, filepath.Join(dir, "out"), true
 	cfg.Table = &TableKey{Namespace: "shop", Name: "k"}
 	_, err = Run(context.Background(), cfg, []string{in})
-	if err == nil || !strings.Contains(err.Error(), "NULL primary key column id") || !strings.Contains(err.Error(), "--column-case insensitive") {
+	if err == nil || !strings.Contains(err.Error(), "NULL primary key column id") || !strings.Contains(err.Error(), "column-case insensitive") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func JSONSuffix(compression string) (string, error) {
 	case "zstd":
 		return ".jsonl.zst", nil
 	}
-	return "", fmt.Errorf("--compression %q is not available for JSON output (none, gzip, zstd)", compression)
+	return "", fmt.Errorf("compression %q is not available for JSON output (none, gzip, zstd)", compression)
 }
 
 // NewCDCJSONFile writes to path through a temporary file.

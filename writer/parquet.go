@@ -122,7 +122,7 @@ func Codec(name string) (compress.Codec, error) {
 	case "none", "uncompressed":
 		return &uncompressed.Codec{}, nil
 	}
-	return nil, fmt.Errorf("--compression %q is not a Parquet codec (snappy, zstd, gzip, none)", name)
+	return nil, fmt.Errorf("compression %q is not a Parquet codec (snappy, zstd, gzip, none)", name)
 }
 
 // Parquet writes one Parquet file: _rowkind (dictionary-encoded strings),

@@ -633,10 +633,10 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	if target != nil {
 		jsonCompression = o.compression
 		if _, err := writer.JSONSuffix(jsonCompression); err != nil {
-			return cfg, nil, usageError{err}
+			return cfg, nil, usagef("--compression: %v", err)
 		}
 	} else if _, err := writer.Codec(o.compression); err != nil {
-		return cfg, nil, usageError{err}
+		return cfg, nil, usagef("--compression: %v", err)
 	}
 	if len(paths) == 0 {
 		return cfg, nil, usagef("no input PATH given")
@@ -700,7 +700,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	var partitionFields []partition.Field
 	if o.partitionBy != "" {
 		if partitionFields, err = partition.ParsePartitionBy(o.partitionBy); err != nil {
-			return cfg, nil, usageError{err}
+			return cfg, nil, usagef("--partition-by: %v", err)
 		}
 	} else if schema != nil && (to == pipeline.ToParquet || to == pipeline.ToIceberg) {
 		// A DDL's PARTITIONED BY (a, b): Hive-style identity partitions,

@@ -38,7 +38,7 @@ func TestUsageErrors(t *testing.T) {
 		{with("--row-group-rows", "0", "-o", dir, in), "--row-group-rows 0: want a number of at least 1"},
 		{with("--workers", "two", in), "--workers two: want a whole number"},
 		{with(filepath.Join(dir, "missing.json")), "input " + filepath.Join(dir, "missing.json") + ": no such file or directory"},
-		{with("--compression", "lz5", "-o", dir, in), `--compression "lz5" is not a Parquet codec`},
+		{with("--compression", "lz5", "-o", dir, in), `--compression: compression "lz5" is not a Parquet codec`},
 		{[]string{"watch", "--format", "canal-json", "--schema", "id INT", "--settle", "5", dir, "-o", filepath.Join(dir, "o")}, "--settle 5: a duration is a number with a unit: 5s, 500ms, 2m"},
 		{[]string{"convert", "--primary-key", "shop.k", in}, `--primary-key "shop.k": want NS.TABLE=COL[,COL]`},
 		{[]string{"convert", "--primary-key", "shop.(k=id", in}, `is not a Go RE2 expression`},
