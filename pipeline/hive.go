@@ -64,7 +64,7 @@ func (r *run) newHiveWriter(tableDir, stem string, schema *arrowconv.Schema, opt
 	if cfg.Materialize {
 		for _, f := range cfg.PartitionBy {
 			if !slices.Contains(schema.PrimaryKey, f.Column) {
-				return nil, fmt.Errorf("--partition-by %s with --materialize: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, strings.Join(schema.PrimaryKey, ", "))
+				return nil, fmt.Errorf("partition field %s with a current-state snapshot: a key's changes must stay in one partition, so partition by primary key columns (%s) only", f, strings.Join(schema.PrimaryKey, ", "))
 			}
 		}
 	}

@@ -56,7 +56,7 @@ func (r *run) materializeTables(ctx context.Context) error {
 	if cfg.Schema != nil {
 		k := lakeTableKey(cfg)
 		if k == nil {
-			return errors.New("--materialize with a schema needs the table's name: --table NAMESPACE.NAME (or a DDL with 'cdcetl.namespace' and 'cdcetl.table')")
+			return errors.New("a current-state snapshot with a schema needs the table's name: NAMESPACE.NAME (or a DDL with 'cdcetl.namespace' and 'cdcetl.table')")
 		}
 		d := cfg.tableDir(*k, 1)
 		jobs = append(jobs, &tableJob{key: *k, dir: d, dirs: []string{d}, version: 1, schema: cfg.Schema})
@@ -101,7 +101,7 @@ func (r *run) materializeTables(ctx context.Context) error {
 	for _, j := range jobs {
 		mt, err := r.materializeTable(ctx, j.key, j.dir, j.dirs, j.schema, entries)
 		if err != nil {
-			return fmt.Errorf("--materialize %s: %w", j.key, err)
+			return fmt.Errorf("current state of %s: %w", j.key, err)
 		}
 		if mt != nil {
 			r.total.Materialized = append(r.total.Materialized, *mt)

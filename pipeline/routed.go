@@ -98,11 +98,11 @@ func newRouter(cfg *Config) (*router, error) {
 			}
 			t, err := infer.LoadTable(string(text))
 			if err != nil {
-				return nil, fmt.Errorf("--ddl-dir %s: %w", p, err)
+				return nil, fmt.Errorf("DDL directory: %s: %w", p, err)
 			}
 			s, err := arrowconv.ParseDDL(string(text))
 			if err != nil {
-				return nil, fmt.Errorf("--ddl-dir %w", arrowconv.InFile(p, err))
+				return nil, fmt.Errorf("DDL directory: %w", arrowconv.InFile(p, err))
 			}
 			if t.Key == (infer.Key{}) {
 				// A DDL written by hand: the table from the file name
@@ -115,7 +115,7 @@ func newRouter(cfg *Config) (*router, error) {
 			}
 			sem := s.Options["cdcetl.semantics"]
 			if sem != "" && sem != "flink" && sem != "producer" {
-				return nil, fmt.Errorf("--ddl-dir %s: 'cdcetl.semantics' = '%s': want flink or producer", p, sem)
+				return nil, fmt.Errorf("DDL directory: %s: 'cdcetl.semantics' = '%s': want flink or producer", p, sem)
 			}
 			s.Options = nil
 			rt.nextID++
