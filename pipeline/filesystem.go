@@ -169,3 +169,19 @@ func numberAndUnit(s string) (int64, string, error) {
 	n, err := strconv.ParseInt(num, 10, 64)
 	return n, unit, err
 }
+
+// FilesystemOptions are the options of Flink's filesystem connector that
+// apply to cdcetl's Parquet output.
+type FilesystemOptions struct {
+	// RollBytes rolls a partition's file at this size (0: never).
+	RollBytes int64
+	// DefaultPartitionName is the directory value of NULL
+	// (partition.default-name, default __DEFAULT_PARTITION__).
+	DefaultPartitionName string
+	// SuccessFile, when set, is the name of the file written into each
+	// partition directory once its rows are converted (_SUCCESS).
+	SuccessFile string
+}
+
+// DefaultPartitionName is Flink's partition.default-name.
+const DefaultPartitionName = "__DEFAULT_PARTITION__"

@@ -27,32 +27,6 @@ import (
 // After a run, every partition directory holding converted rows gets the
 // success file (sink.partition-commit.policy.kind = success-file).
 
-// FilesystemOptions are the options of Flink's filesystem connector that
-// apply to cdcetl's Parquet output.
-type FilesystemOptions struct {
-	// RollBytes rolls a partition's file at this size (0: never).
-	RollBytes int64
-	// DefaultPartitionName is the directory value of NULL
-	// (partition.default-name, default __DEFAULT_PARTITION__).
-	DefaultPartitionName string
-	// SuccessFile, when set, is the name of the file written into each
-	// partition directory once its rows are converted (_SUCCESS).
-	SuccessFile string
-}
-
-// DefaultPartitionName is Flink's partition.default-name.
-const DefaultPartitionName = "__DEFAULT_PARTITION__"
-
-// hive reports whether Parquet outputs are partitioned.
-func (c *Config) hive() bool { return c.To == ToParquet && len(c.PartitionBy) > 0 }
-
-// hiveOut is an input's partitioned output of one table; its files are
-// known once it is closed.
-type hiveOut struct {
-	*partition.Writer
-	dir string // the table's directory, relative to OutDir
-}
-
 // newHiveWriter makes an input's partitioned Parquet output of a table in
 // tableDir (relative to OutDir).
 func (r *run) newHiveWriter(tableDir, stem string, schema *arrowconv.Schema, opts writer.ParquetOptions) (*hiveOut, error) {

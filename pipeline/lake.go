@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -31,27 +32,6 @@ import (
 // carries the run's ID, so a rerun never writes over a file a table holds;
 // a commit that finds its input in the table's history removes its files
 // instead (the journal is a cache here: the tables are the truth).
-
-// ToIceberg is the Iceberg output.
-const ToIceberg = "iceberg"
-
-// lakeOut is one data file of an input, waiting for its commit.
-type lakeOut struct {
-	table *lake.Table
-	delta *lake.Delta    // upsert: the data file's delete files
-	part  partitionedOut // a partitioned table: a data file (or delta) per partition
-	// prior are the earlier schema versions of the table: an input one of
-	// them holds is not committed again (a rerun routes it to the latest).
-	prior []*lake.Table
-	path  string // absolute
-	rel   string // below the output directory
-	abs   string // the table's directory
-	key   TableKey
-	rows  RowCounts
-	// schema and opts are the data files' (a packed file takes them).
-	schema *arrowconv.Schema
-	opts   writer.ParquetOptions
-}
 
 // faultAfterCommits, for the kill tests, is how many commits a process
 // makes before it kills itself (0: never): the moment between a commit and
@@ -108,17 +88,6 @@ func (s *lakeSink) openLake(ctx context.Context) error {
 		return err
 	}
 	s.lake, r.runID = l, newRunID()
-	return nil
-}
-
-// lakeTableKey is the one table of a conversion with a schema.
-func lakeTableKey(cfg *Config) *TableKey {
-	switch {
-	case cfg.Table != nil:
-		return cfg.Table
-	case cfg.OnlyTable != nil:
-		return cfg.OnlyTable
-	}
 	return nil
 }
 
@@ -274,16 +243,6 @@ func (s *lakeSink) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun,
 	}
 	fr.lakeOuts[id] = &lakeOut{table: t, key: key, delta: delta, prior: prior, rel: rel, path: path, schema: schema, opts: opts}
 	return w, rel, nil
-}
-
-// partitionedOut is an input's output of a partitioned table: a data
-// file per partition (*partition.Writer), or an upsert delta per
-// partition (*lake.PartitionedDelta).
-type partitionedOut interface {
-	writer.Writer
-	Buffered() int
-	FlushRowGroup() error
-	Files() []string
 }
 
 // isDelta reports whether a partitioned output is an upsert delta.
@@ -466,3 +425,60 @@ func (s *lakeSink) maintainLakes(ctx context.Context) error {
 	}
 	return nil
 }
+
+// lakeSink loads Iceberg tables (lake.go, lakegroup.go, keys.go): each
+// input's rows become data files committed, in input order, by commit
+// groups.
+type lakeSink struct {
+	r *run
+	// lake is the catalog.
+	lake *lake.Lake
+	// turns[i] is closed once input i (in conversion order) is finished:
+	// commits follow the changelog's order.
+	turns []chan struct{}
+	// group holds the inputs waiting for their commit group.
+	group *lakeGroup
+}
+
+type lakeGroup struct {
+	mu    sync.Mutex // held while a group commits: flushes go one at a time
+	qmu   sync.Mutex
+	items []*groupItem
+	keys  int
+}
+
+// groupItem is an input waiting for its group's commit.
+type groupItem struct {
+	fr   *fileRun
+	in   lake.Input
+	ids  []int
+	rows map[int]string
+	done chan struct{}
+	// set by the commit: per table id, whether the table took the input
+	// now (false: it held it already); err fails the input.
+	committed map[int]bool
+	files     map[int][]string
+	err       error
+}
+
+func (s *lakeSink) recover(ctx context.Context, pending string, j *outdir.Journal) error {
+	return recoverLake(ctx, s.r.cfg.OutDir, pending, j, s.lake)
+}
+
+func (s *lakeSink) writer(ctx context.Context, fr *fileRun, tr *tableRun) (writer.Writer, string, error) {
+	if tr == nil {
+		return s.newLakeWriter(ctx, fr, nil, s.r.cfg.Schema)
+	}
+	return s.newLakeWriter(ctx, fr, tr, tr.schema)
+}
+
+func (*lakeSink) replaces() bool { return true }
+
+func (s *lakeSink) done(ctx context.Context) error {
+	if s.r.cfg.NoMaintain || s.r.total.Committed == 0 {
+		return nil
+	}
+	return s.maintainLakes(ctx)
+}
+
+func (s *lakeSink) close() error { return s.lake.Close() }

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/cdcetl/cdcetl/lake"
+	"github.com/cdcetl/cdcetl/reader"
 )
 
 // Iceberg tables are loaded in commit groups: the inputs of a run, in
@@ -26,27 +26,6 @@ const (
 	groupMax  = 1024
 	groupKeys = 1 << 20
 )
-
-type lakeGroup struct {
-	mu    sync.Mutex // held while a group commits: flushes go one at a time
-	qmu   sync.Mutex
-	items []*groupItem
-	keys  int
-}
-
-// groupItem is an input waiting for its group's commit.
-type groupItem struct {
-	fr   *fileRun
-	in   lake.Input
-	ids  []int
-	rows map[int]string
-	done chan struct{}
-	// set by the commit: per table id, whether the table took the input
-	// now (false: it held it already); err fails the input.
-	committed map[int]bool
-	files     map[int][]string
-	err       error
-}
 
 // giveTurn lets the input after fr finish.
 func (s *lakeSink) giveTurn(fr *fileRun) {
@@ -270,4 +249,50 @@ func (s *lakeSink) flushLake() {
 		it.err = failed // every input of the group fails with it
 		close(it.done)
 	}
+}
+
+func (s *lakeSink) prepare(ctx context.Context, files []reader.File) error {
+	r := s.r
+	if r.cfg.TableMode == lake.ModeUpsert && r.router != nil && len(files) > 0 {
+		if err := s.decideKeys(ctx, files); err != nil {
+			return err
+		}
+	}
+	s.group = &lakeGroup{}
+	s.turns = make([]chan struct{}, len(files))
+	for i := range s.turns {
+		s.turns[i] = make(chan struct{})
+	}
+	return nil
+}
+
+func (s *lakeSink) finishing(fr *fileRun, st Stats, err error) (func(), error) {
+	r := s.r
+	// Inputs finish in their order (a later input's commit would
+	// otherwise apply before an earlier one's).
+	if fr.turn > 0 {
+		select {
+		case <-s.turns[fr.turn-1]:
+		case <-r.ctx.Done():
+			if err == nil {
+				err = r.ctx.Err()
+			}
+		}
+	}
+	if err != nil || s.needsTable(fr, st) {
+		// The inputs before this one go in first: they stand whatever
+		// becomes of it, and it may read what they leave.
+		s.flushLake()
+	}
+	if err == nil {
+		err = s.truncateDeltas(fr, st)
+	}
+	return func() { s.giveTurn(fr) }, err
+}
+
+func (s *lakeSink) settle(ctx context.Context, fr *fileRun, st *Stats, committed bool) error {
+	if committed || len(st.Truncates) > 0 {
+		return s.stageLake(ctx, fr, st)
+	}
+	return nil
 }

@@ -24,16 +24,6 @@ import (
 // holds (with their inputs' hashes), so what a crash or a failure left out
 // is folded by the next run, and nothing twice.
 
-// MaterializedTable is what one snapshot got.
-type MaterializedTable struct {
-	Table string `json:"table"`
-	Dir   string `json:"dir"`
-	// Order is how changes were ordered: by input path (file name), then
-	// line.
-	Order string `json:"order"`
-	materialize.Result
-}
-
 type snapshotState struct {
 	Folded []string `json:"folded"` // change file (relative) + "#" + input hash
 }

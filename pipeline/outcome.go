@@ -449,10 +449,6 @@ type dispositionError struct{ err error }
 func (e *dispositionError) Error() string { return e.err.Error() }
 func (e *dispositionError) Unwrap() error { return e.err }
 
-// ErrNotDisposed is returned (joined with each input's error) when inputs
-// were converted but could not be moved or deleted as asked.
-var ErrNotDisposed = errors.New("some converted inputs were not moved or deleted")
-
 // notDisposed notes a failed disposition of input path, for the run's
 // end, and what the user can do about it.
 func (r *run) notDisposed(fs *FileStats, path string, err error) {

@@ -5,11 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/buger/jsonparser"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
@@ -22,124 +19,9 @@ import (
 // The worker pool: a feeder cuts files into chunks, workers decode chunks,
 // and one assembler per file restores the order and writes.
 
-// run is the shared state of one Run.
-type run struct {
-	cfg     *Config
-	out     outdir.Dir // where outputs go (cfg.OutDir is its Path)
-	jobs    chan chunkJob
-	tokens  chan struct{} // one per chunk in flight
-	mu      sync.Mutex
-	total   Stats
-	journal *outdir.Journal
-	// fingerprint is the run's Conversion fingerprint, recorded with every
-	// journal entry.
-	fingerprint string
-	failed      []error
-	undisposed  []error // inputs converted but not moved or deleted (notDisposed)
-	// unsettled: an output was committed but not journaled; the pending
-	// file must outlive the run.
-	unsettled bool
-	// tables holds the canal tables sampled, when no filter is set (else
-	// nil).
-	tables *decode.TableSet
-	// router holds the source tables of a routed conversion (else nil); g
-	// is the run's group, for the attempts a feeder starts again.
-	router *router
-	g      *errgroup.Group
-	// sink is where the rows go; runID names the run's data files and
-	// commits.
-	sink  sink
-	runID string
-	ctx   context.Context
-	// cleanups run when the run ends, last added first (run.go).
-	cleanups []func()
-}
-
 // tableSamples is how many messages of each chunk are sampled for their
 // table.
 const tableSamples = 64
-
-func (r *run) addTable(name string) {
-	r.mu.Lock()
-	r.tables.Add(name)
-	r.mu.Unlock()
-}
-
-// fileRun is one input file on its way through the pool.
-type fileRun struct {
-	idx     int
-	turn    int // its place among the inputs converted: upsert commits go in this order
-	file    reader.File
-	key     outdir.InputKey // the input: absolute path and generation
-	stem    string          // of its outputs
-	outputs []string        // relative to OutDir
-	dead    *writer.DeadLetters
-	sha     string
-	// readSize and readMod are what the read covered: the bytes as
-	// stored, and the modification time that goes with them (0: unknown).
-	readSize, readMod int64
-	feedErr           error
-	info              decode.FileInfo
-	results           chan chunkResult // unordered; never blocks (one slot per token)
-	fed               chan int         // the number of chunks, once all are fed
-	sent              int              // chunks handed to the workers (the feeder's; read after fed)
-	// stop is closed by the assembler when it gives the input up (it
-	// failed): the feeder stops, and what is in flight is drained.
-	stop    chan struct{}
-	w       writer.Writer // file output, or nil
-	stream  chan taggedRec
-	recycle func([]byte)
-	// nonNull[c] is set once physical column c (schema index) held a value;
-	// first is the file's first message that gave rows.
-	nonNull []bool
-	first   []byte
-
-	// Routed conversion: the input's format, its tables as this attempt
-	// sees them, whether the attempt is the strict optimistic one (its
-	// verdict then goes to the feeder), and its writers by table.
-	format        *decode.Format
-	schemaInclude bool
-	tables        map[infer.Key]*tableRun
-	strict        bool
-	sampled       bool // its tables' evidence has every table's first sampleBytes (sampleNewTables)
-	verdict       chan error
-	verdictGiven  bool
-	// undo is the router as it was before the optimistic attempt's
-	// merges, pending the changes they made: reported when the attempt
-	// stands, undone when it stops.
-	undo       *routerState
-	pending    []infer.Change
-	writers    map[int]writer.Writer
-	loads      map[writer.Writer]writerLoad // the writers' last measures (boundWriters)
-	touched    []*tableRun
-	tableStats map[int]*TableStats
-	// lakeOuts are the input's Iceberg data files, by table (0: the one
-	// table of a conversion with a schema).
-	lakeOuts map[int]*lakeOut
-	// turnGiven: its upsert turn was passed on (the next input may finish).
-	turnGiven bool
-	// hive are the input's partitioned Parquet outputs, by the placeholder
-	// in outputs that their files replace once closed.
-	hive map[string]*hiveOut
-}
-
-type chunkJob struct {
-	f   *fileRun
-	seq int
-	ch  reader.Chunk
-}
-
-type chunkResult struct {
-	seq    int
-	recs   []arrow.RecordBatch
-	tagged []taggedRec // routed: batches by table
-	st     Stats
-	err    error
-	dead   []writer.DeadLetter
-	// first is a copy of the file's first message that gave rows (chunk 0
-	// only), for the warning about columns no message has.
-	first []byte
-}
 
 // feed cuts a file into chunks and queues them for the workers. In a
 // routed conversion it first gives the file its tables (prepare), and when
@@ -359,11 +241,6 @@ func (r *run) prepare(fr *fileRun, ahead []reader.Chunk, more bool) error {
 	}
 	return nil
 }
-
-// sampleBytes is how much of an input's first chunk its optimistic
-// schemas are inferred from, and of each table's messages when the first
-// chunk lacked tables (a variable for the tests).
-var sampleBytes = 1 << 20
 
 // noteChanges records schema changes for the report.
 func (r *run) noteChanges(changes []infer.Change) {
@@ -697,16 +574,6 @@ type routeCache struct {
 	td      *tableDecoder
 }
 
-// unescapeJSON resolves a JSON string's escapes (left as they are when
-// malformed: decoding reports those).
-func unescapeJSON(v []byte) []byte {
-	out, err := jsonparser.Unescape(v, nil)
-	if err != nil {
-		return v
-	}
-	return out
-}
-
 // account counts a decoded message's outcome and keeps its dead letters.
 func (r *run) account(job chunkJob, res *chunkResult, out decode.Result, pos reader.Pos, msg []byte) {
 	switch out.Outcome {
@@ -981,14 +848,6 @@ func (fr *fileRun) boundWriters(cur writer.Writer) error {
 	}
 	fr.loads[largest] = measureLoad(largest)
 	return nil
-}
-
-// writerLoad is what a table writer holds: its row group under way
-// (Buffered, of a rowGroupFlusher) and the room its buffers keep
-// (Retained, of a roomKeeper).
-type writerLoad struct {
-	buffered, retained int
-	flusher, keeper    bool
 }
 
 func measureLoad(w writer.Writer) writerLoad {

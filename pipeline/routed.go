@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
@@ -42,44 +43,6 @@ import (
 // evidence, which replaces the sample's (undone), and decoded again, as
 // the user asked (ignore-parse-errors and all). Inputs are merged into the tables in
 // input order, so schemas and versions do not depend on timing.
-
-// tableRun is a source table as the conversion of one input sees it: a
-// snapshot of its schema (later inputs may change the table), and where
-// its outputs go.
-type tableRun struct {
-	id     int
-	key    infer.Key
-	schema *arrowconv.Schema
-	dir    string // below OutDir: <namespace>/<table>[/v<n>]
-	// semantics, from a pinned DDL's 'cdcetl.semantics', overrides the
-	// run's; inferred tables always decode under producer semantics (their
-	// types are the producer's).
-	semantics string
-	pinned    bool   // from --ddl-dir: never inferred, never changed
-	prefix    string // print: "<namespace>.<table> "
-	ddl       string
-	// checks are the inferred columns' value checks, for the strict
-	// attempt (decode.Options.ValueChecks).
-	checks *infer.Checks
-}
-
-// router holds the run's source tables.
-type router struct {
-	mu      sync.Mutex
-	tables  *infer.Tables
-	pinned  map[infer.Key]*tableRun
-	current map[infer.Key]*tableRun
-	loaded  map[infer.Key]bool
-	latest  map[string]string    // by table directory: its latest DDL
-	owner   map[string]infer.Key // by table directory: its table
-	nextID  int
-	// none is the schema-less table of messages that name none (Debezium
-	// heartbeats and transaction markers, TiCDC watermarks).
-	none *tableRun
-	// keys are the primary keys decided before an upsert load (decideKeys),
-	// for tables whose own evidence does not show one.
-	keys map[infer.Key][]string
-}
 
 func newRouter(cfg *Config) (*router, error) {
 	rt := &router{tables: infer.NewTables(""), pinned: map[infer.Key]*tableRun{}, current: map[infer.Key]*tableRun{}, loaded: map[infer.Key]bool{}, latest: map[string]string{}, owner: map[string]infer.Key{}}
@@ -235,19 +198,6 @@ func (rt *router) merge(cfg *Config, ev *infer.FileEvidence, path string) (map[i
 		snap[k] = tr
 	}
 	return snap, changes, nil
-}
-
-// routerState is what merges change in a router, saved before an
-// optimistic attempt's merges so that they can be undone when it stops:
-// the full reading's evidence is then merged into the tables as they
-// were, and a value the sample did not foresee gives the table the schema
-// the whole input asks for, not a second version.
-type routerState struct {
-	tables  *infer.Tables
-	current map[infer.Key]*tableRun
-	loaded  map[infer.Key]bool
-	latest  map[string]string
-	owner   map[string]infer.Key
 }
 
 func (rt *router) save() *routerState {
@@ -586,12 +536,6 @@ func tableFilter(cfg *Config, ns, table string) bool {
 // "namespace.table" must match.
 func FullMatch(expr string) (*regexp.Regexp, error) { return regexp.Compile(`^(?:` + expr + `)$`) }
 
-// taggedRec is a batch of one table's rows.
-type taggedRec struct {
-	tr  *tableRun
-	rec arrow.RecordBatch
-}
-
 // tableDecoder is a worker's decoder of one table snapshot.
 type tableDecoder struct {
 	b    *arrowconv.Builder
@@ -700,4 +644,19 @@ func (s *routedSink) close() error {
 		}
 	}
 	return s.bw.Flush()
+}
+
+// sampleBytes is how much of an input's first chunk its optimistic
+// schemas are inferred from, and of each table's messages when the first
+// chunk lacked tables (a variable for the tests).
+var sampleBytes = 1 << 20
+
+// unescapeJSON resolves a JSON string's escapes (left as they are when
+// malformed: decoding reports those).
+func unescapeJSON(v []byte) []byte {
+	out, err := jsonparser.Unescape(v, nil)
+	if err != nil {
+		return v
+	}
+	return out
 }

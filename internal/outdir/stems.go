@@ -54,21 +54,6 @@ func IsOutput(rel string) bool {
 	return false
 }
 
-// stemOf is the stem of an entry's outputs ("" when it has none).
-func stemOf(outputs []string) string {
-	for _, o := range outputs {
-		if strings.HasPrefix(o, "_dead_letters"+string(filepath.Separator)) || filepath.IsAbs(o) {
-			continue
-		}
-		for _, s := range OutputSuffixes {
-			if strings.HasSuffix(o, s) {
-				return strings.TrimSuffix(o, s)
-			}
-		}
-	}
-	return ""
-}
-
 // StemName is the n-th candidate stem (n ≥ 1) for base.
 func StemName(base string, n int) string {
 	if n == 1 {
