@@ -530,12 +530,6 @@ func truncDecimal(d *decimalText) (decimal128.Num, bool) {
 	return n, true
 }
 
-// slot is one field's raw JSON value found while scanning an object.
-type slot struct {
-	v []byte
-	t jsonparser.ValueType
-}
-
 // rowConv converts JSON objects into a fixed list of fields, each appended
 // to its own column. Object members are matched to fields by exact name in
 // one pass; unknown members are ignored; a repeated key keeps its last value.

@@ -473,3 +473,66 @@ func (debeziumUnit) hint(err error, g Sniffed, opts Options, msg []byte) string 
 	}
 	return ""
 }
+
+func (d *base) bindDebeziumPosition(m *metaCol) error {
+	// The fields come from the scan of "source" (sourceProps): no second
+	// pass over the object.
+	d.srcField = d.envIdx["source"]
+	prop := func(name string) int {
+		for i, p := range sourceProps {
+			if p == name {
+				return i
+			}
+		}
+		panic("decode: source field " + name + " is not captured")
+	}
+	rules := map[string][]int{}
+	for conn, keys := range debeziumPositions {
+		for _, k := range keys {
+			rules[conn] = append(rules[conn], prop(k))
+		}
+	}
+	var others []int
+	for _, k := range append([]string{"ts_ms"}, DebeziumSourcePos...) {
+		others = append(others, prop(k))
+	}
+	connector := prop("connector")
+	m.fill = func(c arrowconv.Column) error {
+		col := c.(*arrowconv.BytesCol)
+		if d.env[d.srcField].t != jsonparser.Object {
+			col.AppendNull()
+			return nil
+		}
+		keys, ok := rules[string(d.src[connector].v)]
+		if !ok {
+			keys = others
+		}
+		b, any := d.posBuf[:0], false
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, '/')
+			}
+			if s := d.src[k]; s.t != jsonparser.NotExist && s.t != jsonparser.Null {
+				b, any = appendPositionPart(b, s.v), true
+			}
+		}
+		d.posBuf = b
+		if !any {
+			col.AppendNull()
+			return nil
+		}
+		col.Append(b)
+		return nil
+	}
+	return nil
+}
+
+// debeziumPositions are the source fields of each connector's position,
+// in order.
+var debeziumPositions = map[string][]string{
+	"mysql":      {"file", "pos", "row"},
+	"postgresql": {"lsn"},
+	"sqlserver":  {"commit_lsn", "change_lsn", "event_serial_no"},
+	"oracle":     {"commit_scn", "scn"},
+	"mongodb":    {"ts_ms", "ord"},
+}

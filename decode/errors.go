@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/cdcetl/cdcetl/internal/nearest"
 )
 
 var (
@@ -120,3 +122,7 @@ func withPath(err error, name string) error {
 	}
 	return &msgError{path: name, off: -1, err: err}
 }
+
+// Closest returns the candidate nearest to name (equal ignoring case, else
+// within two edits), or "".
+func Closest(name string, candidates []string) string { return nearest.Closest(name, candidates) }

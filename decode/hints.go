@@ -9,26 +9,11 @@ import (
 	"strings"
 
 	"github.com/buger/jsonparser"
-
-	"github.com/cdcetl/cdcetl/internal/nearest"
 )
 
 // Hints: one line after an error, saying what the user most likely has to
 // change. They are computed only when a message has failed (never on the
 // decoding path), from the error and the message.
-
-// Sniffed is what a message's top-level keys say about its producer.
-type Sniffed struct {
-	// Format is the format whose envelope the keys match, or "".
-	Format string
-	// SchemaInclude: a Debezium schema/payload envelope.
-	SchemaInclude bool
-	// Keys are the top-level keys that decided it.
-	Keys []string
-	// Control: a record that carries no rows (a DDL record, a transaction
-	// marker). It tells the format only when no row record does.
-	Control bool
-}
 
 // Sniff reads a message's top-level keys and says which format's envelope
 // they are: Canal ("data" array and "type", with "isDdl", "pkNames",
@@ -293,10 +278,6 @@ func TableOf(msg []byte) string {
 
 // Len is the number of distinct names recorded.
 func (s *TableSet) Len() int { return len(s.names) }
-
-// Closest returns the candidate nearest to name (equal ignoring case, else
-// within two edits), or "".
-func Closest(name string, candidates []string) string { return nearest.Closest(name, candidates) }
 
 // unq is a JSON string's content as text (escapes resolved).
 func unq(v []byte) string {

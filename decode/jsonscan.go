@@ -115,18 +115,6 @@ func scanStringEsc(b []byte, i int) (int, bool, error) {
 	return 0, false, &msgError{off: start, err: errorf(ErrMalformed, "unterminated string")}
 }
 
-func hexVal(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
-}
-
 // scanNumber validates a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
 func scanNumber(b []byte, i int) (int, error) {
 	start := i
@@ -417,18 +405,6 @@ func nodeText(dst, v []byte, t jsonparser.ValueType, exact bool) []byte {
 		return append(dst, v...)
 	}
 	return dst
-}
-
-// javaTrim is String.trim: it strips every byte <= ' ' at both ends.
-func javaTrim(b []byte) []byte {
-	i, j := 0, len(b)
-	for i < j && b[i] <= ' ' {
-		i++
-	}
-	for j > i && b[j-1] <= ' ' {
-		j--
-	}
-	return b[i:j]
 }
 
 // offsetIn returns the byte offset of sub within msg when sub points into

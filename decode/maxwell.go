@@ -185,3 +185,44 @@ func (maxwellUnit) routed(d *base) (ns, table []byte, esc, ok bool) {
 func (maxwellUnit) unknownOpHint() string {
 	return "Flink's maxwell-json knows only insert, update and delete: --semantics producer reads bootstrap-insert rows and counts DDL and bootstrap markers as control messages (or ignore-parse-errors drops them, dead-lettered)"
 }
+
+func (d *base) bindMaxwellPosition(m *metaCol, field func(string) func() ([]byte, bool)) error {
+	position, ts, xid, xoffset := field("position"), field("ts"), field("xid"), field("xoffset")
+	m.fill = func(c arrowconv.Column) error {
+		b := d.posBuf[:0]
+		col := c.(*arrowconv.BytesCol)
+		if p, ok := position(); ok {
+			// "mysql-bin.000003:4242": the file, then the offset as a number.
+			cut := len(p)
+			for i := len(p) - 1; i >= 0; i-- {
+				if p[i] == ':' {
+					cut = i
+					break
+				}
+			}
+			b = append(b, p[:cut]...)
+			b = append(b, '/')
+			if cut < len(p) {
+				b = appendPositionPart(b, p[cut+1:])
+			}
+		} else {
+			t, okT := ts()
+			x, okX := xid()
+			if !okT && !okX {
+				col.AppendNull()
+				return nil
+			}
+			b = appendPositionPart(b, t)
+			b = append(b, '/')
+			b = appendPositionPart(b, x)
+		}
+		b = append(b, '/')
+		if v, ok := xoffset(); ok {
+			b = appendPositionPart(b, v)
+		}
+		d.posBuf = b
+		col.Append(b)
+		return nil
+	}
+	return nil
+}

@@ -10,14 +10,6 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
-// metaCol is one declared METADATA column and how to fill it.
-type metaCol struct {
-	key  string
-	typ  arrowconv.Type // as declared: a timestamp key's values go in its unit
-	col  arrowconv.Column
-	fill func(arrowconv.Column) error
-}
-
 // bindMeta decides, once per schema, how metadata column m is filled.
 func (d *base) bindMeta(m *metaCol) error {
 	switch m.key {
@@ -237,14 +229,6 @@ func outsideRange(t arrowconv.Type, unit arrow.TimeUnit) string {
 	return "outside the range " + t.String() + " can hold (" + arrowconv.TimestampRange(unit) + ")"
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
-
 // stringText is the STRING conversion of a value: content, number text, or
 // compact JSON for containers.
 func (d *base) stringText(s slot) []byte {
@@ -282,4 +266,44 @@ func (d *base) sourceProp(i int) ([]byte, jsonparser.ValueType) {
 	}
 	s := d.src[i]
 	return s.v, s.t
+}
+
+// bindPosition fills a source-position column, as the format's unit
+// reads its position.
+func (d *base) bindPosition(m *metaCol) error {
+	field := func(name string) func() ([]byte, bool) {
+		f := d.field(name)
+		return func() ([]byte, bool) {
+			s := d.get(f)
+			if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
+				return nil, false
+			}
+			return s.v, true
+		}
+	}
+	return d.format.unit.bindPosition(d, m, field)
+}
+
+// bindParts fills m with the parts joined by '/' (NULL when the message
+// has none of them).
+func (d *base) bindParts(m *metaCol, parts ...func() ([]byte, bool)) {
+	m.fill = func(c arrowconv.Column) error {
+		b, any := d.posBuf[:0], false
+		for i, p := range parts {
+			if i > 0 {
+				b = append(b, '/')
+			}
+			if v, ok := p(); ok {
+				b, any = appendPositionPart(b, v), true
+			}
+		}
+		d.posBuf = b
+		col := c.(*arrowconv.BytesCol)
+		if !any {
+			col.AppendNull()
+			return nil
+		}
+		col.Append(b)
+		return nil
+	}
 }

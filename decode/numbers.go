@@ -399,3 +399,27 @@ func validHexFloat(b []byte) bool {
 	}
 	return ne > 0 && i == len(b)
 }
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// javaTrim is String.trim: it strips every byte <= ' ' at both ends.
+func javaTrim(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && b[i] <= ' ' {
+		i++
+	}
+	for j > i && b[j-1] <= ' ' {
+		j--
+	}
+	return b[i:j]
+}

@@ -68,13 +68,6 @@ type Options struct {
 	dbRe, tableRe *regexp.Regexp
 }
 
-// Debezium connector settings taken as options under producer semantics.
-const (
-	optDecimalHandling = "decimal.handling.mode"
-	optTimePrecision   = "time.precision.mode"
-	optUnavailable     = "unavailable.value.placeholder"
-)
-
 // DefaultUnavailable is Debezium's default unavailable.value.placeholder.
 const DefaultUnavailable = "__debezium_unavailable_value"
 
@@ -100,24 +93,6 @@ func (o *Options) Check(f *Format) error {
 	}
 	return nil
 }
-
-// Option keys, after the format prefix.
-const (
-	optIgnoreParseErrors = "ignore-parse-errors"
-	optTimestampFormat   = "timestamp-format.standard"
-	optMapNullKeyMode    = "map-null-key.mode"
-	optMapNullKeyLiteral = "map-null-key.literal"
-	optDecimalPlain      = "encode.decimal-as-plain-number"
-	optIgnoreNullFields  = "encode.ignore-null-fields"
-	optDatabaseInclude   = "database.include"
-	optTableInclude      = "table.include"
-	optSchemaInclude     = "schema-include"
-	optFailOnMissing     = "fail-on-missing-field"
-	optJSONParser        = "decode.json-parser.enabled"
-)
-
-var commonOptions = []string{optIgnoreParseErrors, optTimestampFormat, optMapNullKeyMode,
-	optMapNullKeyLiteral, optDecimalPlain, optIgnoreNullFields}
 
 // OptionDoc describes an option for --help and the README.
 type OptionDoc struct {

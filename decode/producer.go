@@ -878,3 +878,11 @@ func (u *unchanged) not(v []byte, t jsonparser.ValueType) bool {
 	}
 	return false
 }
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}

@@ -87,31 +87,6 @@ func GuessRaw(f *Format, schemaInclude bool, msg []byte) (ns, table []byte, esc,
 	return f.unit.guess(nil, schemaInclude, msg)
 }
 
-// Guesser is GuessRaw with a memory, for the messages of one input in
-// order. Debezium's source block keeps its key order within a stream, and
-// what precedes its "db", "schema" and "table" keys (version, connector,
-// server name, a 13-digit ts_ms, the snapshot flag) rarely changes length,
-// so the keys usually sit where they sat in the last message: checking
-// there is a few comparisons instead of a walk over the block and a
-// search of it per key. When they are not there, the guess is GuessRaw's.
-// A key the last message lacked is taken as absent again, unlooked-for;
-// like every guess, the router checks it against what decoding read.
-//
-// Canal's "database" sits after the "data" and "old" arrays, followed by
-// members whose lengths rarely change within a table (es, id, isDdl,
-// mysqlType, pkNames, sql, sqlType, table, ts, type): it is first looked
-// for as far from the message's end as it was last time, instead of
-// colon by colon from the end. Found there, a later `"database":` (a
-// column of that name in mysqlType or sqlType) goes unlooked-for, where
-// GuessRaw would take the later one.
-type Guesser struct {
-	Format        *Format
-	SchemaInclude bool
-	at            sourceKeys // where the last message's keys were
-	known         bool
-	dbFromEnd     int // Canal: len(msg) minus the offset of the last message's "database" key; 0: none
-}
-
 // Canal's routing keys, as the searches from the end take them.
 const (
 	keyDatabase = `"database":`
@@ -119,10 +94,6 @@ const (
 )
 
 var patDatabase = []byte(keyDatabase)
-
-// sourceKeys are offsets in a source object of its keys `"schema":`,
-// `"db":`, `"table":` and `"collection":` (-1: absent or not looked for).
-type sourceKeys [4]int
 
 var sourcePats = [4][]byte{patSchema, patDB, patTable, patCollection}
 

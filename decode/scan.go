@@ -354,3 +354,9 @@ func skipFast(b []byte, i, depth int) (int, bool) {
 	}
 	return end, true
 }
+
+// slot is one field's raw JSON value found while scanning an object.
+type slot struct {
+	v []byte
+	t jsonparser.ValueType
+}

@@ -1,5 +1,7 @@
 package decode
 
+import "github.com/cdcetl/cdcetl/arrowconv"
+
 // unit is what one format knows, kept in the format's own file (canal.go,
 // maxwell.go, ogg.go, debezium.go, plainjson.go) beside its decoder and
 // encoder, and reached through the format table (Format.unit), never by
@@ -70,3 +72,61 @@ func (noRoute) routed(*base) (ns, table []byte, esc, ok bool) { return nil, nil,
 type noHint struct{}
 
 func (noHint) hint(error, Sniffed, Options, []byte) string { return "" }
+
+// Sniffed is what a message's top-level keys say about its producer.
+type Sniffed struct {
+	// Format is the format whose envelope the keys match, or "".
+	Format string
+	// SchemaInclude: a Debezium schema/payload envelope.
+	SchemaInclude bool
+	// Keys are the top-level keys that decided it.
+	Keys []string
+	// Control: a record that carries no rows (a DDL record, a transaction
+	// marker). It tells the format only when no row record does.
+	Control bool
+}
+
+// Guesser is GuessRaw with a memory, for the messages of one input in
+// order. Debezium's source block keeps its key order within a stream, and
+// what precedes its "db", "schema" and "table" keys (version, connector,
+// server name, a 13-digit ts_ms, the snapshot flag) rarely changes length,
+// so the keys usually sit where they sat in the last message: checking
+// there is a few comparisons instead of a walk over the block and a
+// search of it per key. When they are not there, the guess is GuessRaw's.
+// A key the last message lacked is taken as absent again, unlooked-for;
+// like every guess, the router checks it against what decoding read.
+//
+// Canal's "database" sits after the "data" and "old" arrays, followed by
+// members whose lengths rarely change within a table (es, id, isDdl,
+// mysqlType, pkNames, sql, sqlType, table, ts, type): it is first looked
+// for as far from the message's end as it was last time, instead of
+// colon by colon from the end. Found there, a later `"database":` (a
+// column of that name in mysqlType or sqlType) goes unlooked-for, where
+// GuessRaw would take the later one.
+type Guesser struct {
+	Format        *Format
+	SchemaInclude bool
+	at            sourceKeys // where the last message's keys were
+	known         bool
+	dbFromEnd     int // Canal: len(msg) minus the offset of the last message's "database" key; 0: none
+}
+
+// opDecoder is the format-specific part: given the scanned top-level
+// object, emit rows through the base.
+type opDecoder interface {
+	envelope() []string                  // top-level field names to capture
+	bind()                               // resolve the fields it reads, once
+	decode(root []byte) (Outcome, error) // rows go through base.emit
+}
+
+// metaCol is one declared METADATA column and how to fill it.
+type metaCol struct {
+	key  string
+	typ  arrowconv.Type // as declared: a timestamp key's values go in its unit
+	col  arrowconv.Column
+	fill func(arrowconv.Column) error
+}
+
+// sourceKeys are offsets in a source object of its keys `"schema":`,
+// `"db":`, `"table":` and `"collection":` (-1: absent or not looked for).
+type sourceKeys [4]int

@@ -577,18 +577,3 @@ func CleanTempOf(dir string, may func(tag string) bool) error {
 		return nil
 	})
 }
-
-// stemOf is the stem of an entry's outputs ("" when it has none).
-func stemOf(outputs []string) string {
-	for _, o := range outputs {
-		if strings.HasPrefix(o, "_dead_letters"+string(filepath.Separator)) || filepath.IsAbs(o) {
-			continue
-		}
-		for _, s := range OutputSuffixes {
-			if strings.HasSuffix(o, s) {
-				return strings.TrimSuffix(o, s)
-			}
-		}
-	}
-	return ""
-}

@@ -96,3 +96,51 @@ func RemoveHiveOutputs(root, stem string) error {
 	})
 	return err
 }
+
+// BaseStem is an input's natural stem.
+func BaseStem(rel string) string {
+	for _, ext := range []string{".gz", ".zst"} {
+		rel = strings.TrimSuffix(rel, ext)
+	}
+	return rel
+}
+
+// OutputSuffixes are the endings a stem's main output may have.
+var OutputSuffixes = []string{".parquet", ".jsonl.gz", ".jsonl.zst", ".jsonl"}
+
+// IsOutput reports whether rel (below the output directory) is an
+// input's main output, not a dead-letter file.
+func IsOutput(rel string) bool {
+	if strings.HasPrefix(rel, "_dead_letters"+string(filepath.Separator)) {
+		return false
+	}
+	for _, s := range OutputSuffixes {
+		if strings.HasSuffix(rel, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// StemName is the n-th candidate stem (n ≥ 1) for base.
+func StemName(base string, n int) string {
+	if n == 1 {
+		return base
+	}
+	return base + "~" + strconv.Itoa(n)
+}
+
+// stemOf is the stem of an entry's outputs ("" when it has none).
+func stemOf(outputs []string) string {
+	for _, o := range outputs {
+		if strings.HasPrefix(o, "_dead_letters"+string(filepath.Separator)) || filepath.IsAbs(o) {
+			continue
+		}
+		for _, s := range OutputSuffixes {
+			if strings.HasSuffix(o, s) {
+				return strings.TrimSuffix(o, s)
+			}
+		}
+	}
+	return ""
+}

@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/cdcetl/cdcetl/reader"
@@ -28,39 +26,6 @@ import (
 // file under a name already converted and moved away), the input gets the
 // first free of "<stem>~2", "<stem>~3", ... Names are decided in input
 // order against the journal, so a rerun after a crash picks the same ones.
-
-// BaseStem is an input's natural stem.
-func BaseStem(rel string) string {
-	for _, ext := range []string{".gz", ".zst"} {
-		rel = strings.TrimSuffix(rel, ext)
-	}
-	return rel
-}
-
-// OutputSuffixes are the endings a stem's main output may have.
-var OutputSuffixes = []string{".parquet", ".jsonl.gz", ".jsonl.zst", ".jsonl"}
-
-// IsOutput reports whether rel (below the output directory) is an
-// input's main output, not a dead-letter file.
-func IsOutput(rel string) bool {
-	if strings.HasPrefix(rel, "_dead_letters"+string(filepath.Separator)) {
-		return false
-	}
-	for _, s := range OutputSuffixes {
-		if strings.HasSuffix(rel, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// StemName is the n-th candidate stem (n ≥ 1) for base.
-func StemName(base string, n int) string {
-	if n == 1 {
-		return base
-	}
-	return base + "~" + strconv.Itoa(n)
-}
 
 // Allocator hands out stems for one run.
 type Allocator struct {
