@@ -99,11 +99,7 @@ func (j Job) Config() (pipeline.Config, error) {
 			to = ToParquet
 		}
 	}
-	cfg = pipeline.Config{
-		Format: d.format, Schema: d.schema, Options: d.opts, To: to, OutDir: j.Output, Stdout: j.Stdout,
-		Catalog: j.Catalog, TableMode: j.TableMode, Materialize: j.Materialize,
-		KeepGoing: j.KeepGoing, Force: j.Force, Workers: j.Workers,
-	}
+	cfg = pipeline.Config{InputOptions: pipeline.InputOptions{KeepGoing: j.KeepGoing, Force: j.Force}, DecodingOptions: pipeline.DecodingOptions{Format: d.format, Schema: d.schema, Options: d.opts}, OutputOptions: pipeline.OutputOptions{To: to, OutDir: j.Output, Stdout: j.Stdout, Materialize: j.Materialize}, LakeOptions: pipeline.LakeOptions{Catalog: j.Catalog, TableMode: j.TableMode}, RunOptions: pipeline.RunOptions{Workers: j.Workers}}
 	if d.format == nil {
 		cfg.FormatOptions = d.perFormat
 	}

@@ -27,7 +27,7 @@ func BenchmarkConvertParquet(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cfg := Config{Format: f, Schema: s, To: ToParquet, OutDir: filepath.Join(dir, "out"), Workers: 1}
+			cfg := Config{DecodingOptions: DecodingOptions{Format: f, Schema: s}, OutputOptions: OutputOptions{To: ToParquet, OutDir: filepath.Join(dir, "out")}, RunOptions: RunOptions{Workers: 1}}
 			var rows int64
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()

@@ -21,107 +21,38 @@ import (
 	"github.com/cdcetl/cdcetl/writer"
 )
 
-// Config is one conversion.
+// Config is one conversion, its settings grouped by what they decide:
+// the inputs, the decoding, the output, Iceberg tables, and the run. The
+// groups are embedded, so cfg.OutDir reads as before.
 type Config struct {
-	// Format is the input format; nil means each input's is detected from
-	// its first messages (decode.Detect).
-	Format *decode.Format
-	// Schema is the one schema of every row; nil means a routed
-	// conversion: each source table gets outputs of its own under
-	// OutDir/<namespace>/<table>/, with an inferred schema (routed.go).
-	Schema  *arrowconv.Schema
-	Options decode.Options
-	// FormatOptions, when Format is nil, holds each format's options by
-	// name (keys written FORMAT.KEY); a detected format without an entry
-	// decodes with Options.
-	FormatOptions map[string]decode.Options
+	InputOptions
+	DecodingOptions
+	OutputOptions
+	LakeOptions
+	RunOptions
+
+	// dirs decides the tables' directories in OutDir (set by RunFiles).
+	dirs *outdir.TableDirs
+}
+
+// InputOptions say which inputs a run converts and what becomes of them.
+type InputOptions struct {
 	// IncludeTable and ExcludeTable, when set, keep only the messages whose
 	// "namespace.table" the one fully matches and the other does not.
 	IncludeTable, ExcludeTable *regexp.Regexp
 	// OnlyTable, when set, keeps only the messages of that one table (a
 	// DDL naming its table with 'cdcetl.namespace' and 'cdcetl.table').
 	OnlyTable *TableKey
-	// Hints, without a schema, say the primary key and column types of the
-	// tables their patterns match, over what the messages say.
-	Hints []infer.Hint
-
-	// dirs decides the tables' directories in OutDir (set by RunFiles).
-	dirs *outdir.TableDirs
-	// NoLineage leaves the lineage columns (_file, _line, _source_pos) out
-	// of inferred tables.
-	NoLineage bool
-	// DDLDir holds CREATE TABLE files ("<namespace>.<table>.sql") that pin
-	// those tables' schemas in a routed conversion.
-	DDLDir string
-	// To is "print", "parquet", "iceberg", or a format name for
-	// re-encoding.
-	To string
-	// Catalog is Iceberg output's catalog ("" or sqlite:PATH: the
-	// embedded one in OutDir; rest+https://...: a REST catalog).
-	Catalog string
-	// Table names the one table of a conversion with a schema, for
-	// Iceberg output.
-	Table *TableKey
-	// Materialize, with Parquet output, keeps each table's current state
-	// (the last image per primary key) in OutDir/_current/<ns>/<table>/.
-	Materialize bool
-	// Dedup, with Materialize, drops exact duplicate events (same key,
-	// source position and row kind) from the snapshots.
-	Dedup bool
-	// MaterializeMem bounds the memory of a snapshot's sorted runs
-	// (default 64 MiB).
-	MaterializeMem int64
-	// PartitionBy is the partition spec (none: unpartitioned): Iceberg
-	// tables' spec, or Hive-style directories for Parquet.
-	PartitionBy []partition.Field
-	// Filesystem are Flink's filesystem-connector options for Parquet.
-	Filesystem FilesystemOptions
 	// Shard, when set (Count > 1), converts only the inputs of that shard
 	// (shard.go): n processes, one per shard, share one output directory,
 	// journal file by journal file, and together write what one run
 	// writes.
 	Shard outdir.Shard
-	// TableMode is Iceberg output's: "changelog" (default: every row
-	// appended) or "upsert" (the current state per primary key).
-	TableMode string
-	// TableProperties are Iceberg properties of the tables Iceberg output
-	// makes (--option format-version=2, write.target-file-size-bytes=N,
-	// ...), over cdcetl's defaults.
-	TableProperties map[string]string
-	// NoMaintain: upsert tables are not compacted after the run's
-	// commits, whatever their thresholds (lake.NeedsMaintenance).
-	NoMaintain bool
-	// OutDir receives one output per input file; empty means Stdout
-	// (print and re-encoding only).
-	OutDir string
-	Stdout io.Writer
-	// Batches, when set, receives the batches of all files in order instead
-	// of a writer (library use). It must not keep rec after returning
-	// unless it calls Retain.
-	Batches func(ctx context.Context, rec arrow.RecordBatch) error
-	// Workers is the number of files converted at once (default NumCPU).
-	Workers int
-	// BatchRows is the number of rows per record batch (default 16384).
-	BatchRows int
 	// MaxLine is the longest message accepted (default reader.DefaultMaxLine).
 	MaxLine int
 	// ChunkSize is the size of the blocks files are cut into for parallel
 	// decoding (default reader.DefaultChunkSize).
 	ChunkSize int
-	// Parquet holds Parquet writer settings.
-	Parquet writer.ParquetOptions
-	// Target is the format re-encoded to when To names a format; its
-	// options (TargetOptions) and cdcetl's extensions (Encode) apply.
-	Target        *decode.Format
-	TargetOptions decode.Options
-	Encode        decode.EncodeOptions
-	// Compression of re-encoded files: none, gzip or zstd.
-	JSONCompression string
-	// DeadLetterDir receives, per input, a JSONL file (<input>.jsonl) of
-	// the messages dropped and values nulled under ignore-parse-errors,
-	// written with the input's outputs. Default with OutDir:
-	// OutDir/_dead_letters.
-	DeadLetterDir string
 	// Force converts every input again, whatever the journal says. (With
 	// OutDir, a journal there makes reruns incremental.)
 	Force bool
@@ -139,6 +70,102 @@ type Config struct {
 	// FailedDir, when set with KeepGoing, receives failed inputs, each with
 	// a "<name>.err" file holding the error.
 	FailedDir string
+}
+
+// DecodingOptions say how messages become rows: the format, the schema (or none: routed, inferred), the options.
+type DecodingOptions struct {
+	// Format is the input format; nil means each input's is detected from
+	// its first messages (decode.Detect).
+	Format *decode.Format
+	// Schema is the one schema of every row; nil means a routed
+	// conversion: each source table gets outputs of its own under
+	// OutDir/<namespace>/<table>/, with an inferred schema (routed.go).
+	Schema  *arrowconv.Schema
+	Options decode.Options
+	// FormatOptions, when Format is nil, holds each format's options by
+	// name (keys written FORMAT.KEY); a detected format without an entry
+	// decodes with Options.
+	FormatOptions map[string]decode.Options
+	// Hints, without a schema, say the primary key and column types of the
+	// tables their patterns match, over what the messages say.
+	Hints []infer.Hint
+	// NoLineage leaves the lineage columns (_file, _line, _source_pos) out
+	// of inferred tables.
+	NoLineage bool
+	// DDLDir holds CREATE TABLE files ("<namespace>.<table>.sql") that pin
+	// those tables' schemas in a routed conversion.
+	DDLDir string
+}
+
+// OutputOptions say where rows go and in what form.
+type OutputOptions struct {
+	// To is "print", "parquet", "iceberg", or a format name for
+	// re-encoding.
+	To string
+	// Materialize, with Parquet output, keeps each table's current state
+	// (the last image per primary key) in OutDir/_current/<ns>/<table>/.
+	Materialize bool
+	// Dedup, with Materialize, drops exact duplicate events (same key,
+	// source position and row kind) from the snapshots.
+	Dedup bool
+	// MaterializeMem bounds the memory of a snapshot's sorted runs
+	// (default 64 MiB).
+	MaterializeMem int64
+	// PartitionBy is the partition spec (none: unpartitioned): Iceberg
+	// tables' spec, or Hive-style directories for Parquet.
+	PartitionBy []partition.Field
+	// Filesystem are Flink's filesystem-connector options for Parquet.
+	Filesystem FilesystemOptions
+	// OutDir receives one output per input file; empty means Stdout
+	// (print and re-encoding only).
+	OutDir string
+	Stdout io.Writer
+	// Batches, when set, receives the batches of all files in order instead
+	// of a writer (library use). It must not keep rec after returning
+	// unless it calls Retain.
+	Batches func(ctx context.Context, rec arrow.RecordBatch) error
+	// Parquet holds Parquet writer settings.
+	Parquet writer.ParquetOptions
+	// Target is the format re-encoded to when To names a format; its
+	// options (TargetOptions) and cdcetl's extensions (Encode) apply.
+	Target        *decode.Format
+	TargetOptions decode.Options
+	Encode        decode.EncodeOptions
+	// Compression of re-encoded files: none, gzip or zstd.
+	JSONCompression string
+	// DeadLetterDir receives, per input, a JSONL file (<input>.jsonl) of
+	// the messages dropped and values nulled under ignore-parse-errors,
+	// written with the input's outputs. Default with OutDir:
+	// OutDir/_dead_letters.
+	DeadLetterDir string
+}
+
+// LakeOptions are Iceberg output's.
+type LakeOptions struct {
+	// Catalog is Iceberg output's catalog ("" or sqlite:PATH: the
+	// embedded one in OutDir; rest+https://...: a REST catalog).
+	Catalog string
+	// Table names the one table of a conversion with a schema, for
+	// Iceberg output.
+	Table *TableKey
+	// TableMode is Iceberg output's: "changelog" (default: every row
+	// appended) or "upsert" (the current state per primary key).
+	TableMode string
+	// TableProperties are Iceberg properties of the tables Iceberg output
+	// makes (--option format-version=2, write.target-file-size-bytes=N,
+	// ...), over cdcetl's defaults.
+	TableProperties map[string]string
+	// NoMaintain: upsert tables are not compacted after the run's
+	// commits, whatever their thresholds (lake.NeedsMaintenance).
+	NoMaintain bool
+}
+
+// RunOptions say how the work is spread and what it records about itself.
+type RunOptions struct {
+	// Workers is the number of files converted at once (default NumCPU).
+	Workers int
+	// BatchRows is the number of rows per record batch (default 16384).
+	BatchRows int
 	// Progress, when set, is updated as chunks are decoded.
 	Progress *Progress
 	// Mem allocates Arrow memory (default memory.DefaultAllocator).

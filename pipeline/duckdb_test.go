@@ -46,7 +46,7 @@ func TestDuckDBReadsPlannedFiles(t *testing.T) {
 				paths = append(paths, p)
 			}
 			wh := t.TempDir()
-			cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToIceberg, OutDir: wh, Workers: 2}
+			cfg := Config{DecodingOptions: DecodingOptions{Options: decode.Options{Producer: true, CaseInsensitive: true}}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, RunOptions: RunOptions{Workers: 2}}
 			if c.partitionBy != "" {
 				spec, err := partition.ParsePartitionBy(c.partitionBy)
 				if err != nil {
@@ -211,8 +211,7 @@ func TestDuckDBAppliesPositionDeletes(t *testing.T) {
 			lines := strings.SplitAfter(string(whole), "\n")
 			os.WriteFile(paths[0], []byte(strings.Join(lines[:100], "")), 0o644)
 			wh := t.TempDir()
-			cfg := Config{Options: opts, To: ToIceberg, TableMode: mode, OutDir: wh, Workers: 2, NoMaintain: true,
-				TableProperties: map[string]string{"format-version": "2"}}
+			cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: mode, NoMaintain: true, TableProperties: map[string]string{"format-version": "2"}}, RunOptions: RunOptions{Workers: 2}}
 			for n, ps := range [][]string{paths[:3], paths[3:5], paths} {
 				if n == 2 {
 					os.WriteFile(paths[0], whole, 0o644) // grown

@@ -24,7 +24,7 @@ func Example_readIcebergWithIcebergGo() {
 	lake, _ := os.MkdirTemp("", "lake")
 	defer os.RemoveAll(lake)
 	sample := filepath.Join(testutil.Root(), "testdata", "samples", "canal", "2020-05-13")
-	if _, err := pipeline.Run(ctx, pipeline.Config{To: pipeline.ToIceberg, OutDir: lake}, []string{sample}); err != nil {
+	if _, err := pipeline.Run(ctx, pipeline.Config{OutputOptions: pipeline.OutputOptions{To: pipeline.ToIceberg, OutDir: lake}}, []string{sample}); err != nil {
 		fmt.Println(err)
 		return
 	}

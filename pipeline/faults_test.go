@@ -415,7 +415,7 @@ func TestReconvertedInputLeavesNoStaleTables(t *testing.T) {
 			a, b := filepath.Join(in, "a.json"), filepath.Join(in, "b.json")
 			os.WriteFile(a, []byte(shopLines("products", 0, 30)+shopLines("orders", 100, 10)), 0o644)
 			os.WriteFile(b, []byte(shopLines("products", 200, 5)), 0o644)
-			cfg := Config{Workers: 2, OutDir: filepath.Join(dir, "out"), To: ToParquet, Materialize: true}
+			cfg := Config{OutputOptions: OutputOptions{OutDir: filepath.Join(dir, "out"), To: ToParquet, Materialize: true}, RunOptions: RunOptions{Workers: 2}}
 			if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
 				t.Fatal(err)
 			}
@@ -484,7 +484,7 @@ func TestIcebergFullDisk(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(in, fmt.Sprintf("f%02d.json", f)), []byte(b.String()), 0o644)
 	}
-	_, err := Run(context.Background(), Config{Workers: 2, OutDir: out, To: ToIceberg}, []string{in})
+	_, err := Run(context.Background(), Config{OutputOptions: OutputOptions{OutDir: out, To: ToIceberg}, RunOptions: RunOptions{Workers: 2}}, []string{in})
 	if err == nil {
 		t.Fatal("a load into a full disk succeeded")
 	}

@@ -26,15 +26,14 @@ func TestHivePartitions(t *testing.T) {
 	paths := upsertArchive(t, in, 6, 400)
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	flat, parted := t.TempDir(), t.TempDir()
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: flat, Workers: 2}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: flat}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	spec, err := partition.ParsePartitionBy("grp, bucket(3, id)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Options: opts, To: ToParquet, OutDir: parted, Workers: 2, PartitionBy: spec,
-		BatchRows: 16, Filesystem: FilesystemOptions{RollBytes: 1 << 10, SuccessFile: "_SUCCESS"}}
+	cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: parted, PartitionBy: spec, Filesystem: FilesystemOptions{RollBytes: 1 << 10, SuccessFile: "_SUCCESS"}}, RunOptions: RunOptions{Workers: 2, BatchRows: 16}}
 	st, err := Run(context.Background(), cfg, paths)
 	if err != nil {
 		t.Fatal(err)
@@ -96,10 +95,10 @@ func TestHivePartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	pm, fm := t.TempDir(), t.TempDir()
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pm, Workers: 2, PartitionBy: byKey, Materialize: true}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pm, PartitionBy: byKey, Materialize: true}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: fm, Workers: 2, Materialize: true}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: fm, Materialize: true}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"t0", "t1"} {
@@ -120,14 +119,14 @@ func TestHiveRecoversPending(t *testing.T) {
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	out := t.TempDir()
 	spec, _ := partition.ParsePartitionBy("bucket(2, id)")
-	cfg := Config{Options: opts, To: ToParquet, OutDir: out, Workers: 2, PartitionBy: spec}
+	cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: out, PartitionBy: spec}, RunOptions: RunOptions{Workers: 2}}
 	if _, err := Run(context.Background(), cfg, paths); err != nil {
 		t.Fatal(err)
 	}
 	// The rerun has one input fewer (gone since the kill): its outputs,
 	// never journaled, must go.
 	ref := t.TempDir()
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: ref, Workers: 2, PartitionBy: spec}, paths[:2]); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: ref, PartitionBy: spec}, RunOptions: RunOptions{Workers: 2}}, paths[:2]); err != nil {
 		t.Fatal(err)
 	}
 	want := parquetRows(t, filepath.Join(ref, "shop", "t0"), []string{"_file", "_line", "id", "v"})

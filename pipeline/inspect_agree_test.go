@@ -40,8 +40,8 @@ func TestInspectRefusesWhatConvertRefuses(t *testing.T) {
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, ierr := Inspect(context.Background(), Config{Workers: 1}, []string{p})
-		_, cerr := Run(context.Background(), Config{Workers: 1, OutDir: filepath.Join(dir, "out-"+name), To: ToParquet}, []string{p})
+		_, ierr := Inspect(context.Background(), Config{RunOptions: RunOptions{Workers: 1}}, []string{p})
+		_, cerr := Run(context.Background(), Config{OutputOptions: OutputOptions{OutDir: filepath.Join(dir, "out-"+name), To: ToParquet}, RunOptions: RunOptions{Workers: 1}}, []string{p})
 		if want[name] == "" {
 			if ierr != nil || cerr != nil {
 				t.Errorf("%s: inspect %v, convert %v; want both to pass", name, ierr, cerr)
@@ -58,7 +58,7 @@ func TestInspectRefusesWhatConvertRefuses(t *testing.T) {
 	}
 	// Asked to skip what cannot be decoded, inspect counts it and goes on.
 	p := filepath.Join(dir, "keys.json")
-	ins, err := Inspect(context.Background(), Config{Workers: 1, Options: decode.Options{IgnoreParseErrors: true}}, []string{p})
+	ins, err := Inspect(context.Background(), Config{DecodingOptions: DecodingOptions{Options: decode.Options{IgnoreParseErrors: true}}, RunOptions: RunOptions{Workers: 1}}, []string{p})
 	if err != nil {
 		t.Fatalf("inspect with ignore-parse-errors: %v", err)
 	}

@@ -34,7 +34,7 @@ func TestUpsertKeysDecidedFirst(t *testing.T) {
 	os.WriteFile(b, []byte(canalMsg("k", "2", "z", true)), 0o644)
 	os.WriteFile(c, []byte(canalMsg("nokey", "3", "w", false)), 0o644)
 	wh := filepath.Join(dir, "wh")
-	cfg := Config{Workers: 2, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh}
+	cfg := Config{OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 2}}
 	_, err := Run(context.Background(), cfg, []string{a, b, c})
 	if err == nil || !strings.Contains(err.Error(), "--primary-key shop.nokey=") || !strings.Contains(err.Error(), "nothing was committed") {
 		t.Fatalf("a table with no key: %v", err)
@@ -74,12 +74,12 @@ func TestHints(t *testing.T) {
 		{Pattern: regexp.MustCompile(`^(?:shop\.k)$`), PrimaryKey: []string{"id", "v"}},
 		{Pattern: regexp.MustCompile(`^(?:shop\..*)$`), Types: map[string]arrowconv.Type{"v": vt.Columns[0].Type}},
 	}
-	ins, err := Inspect(context.Background(), Config{Workers: 1, Hints: hints}, []string{a})
+	ins, err := Inspect(context.Background(), Config{DecodingOptions: DecodingOptions{Hints: hints}, RunOptions: RunOptions{Workers: 1}}, []string{a})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	if _, err := Run(context.Background(), Config{Workers: 1, Hints: hints, OutDir: out, To: ToParquet}, []string{a}); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Hints: hints}, OutputOptions: OutputOptions{OutDir: out, To: ToParquet}, RunOptions: RunOptions{Workers: 1}}, []string{a}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tbl := range ins.Tables {

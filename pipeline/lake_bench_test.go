@@ -53,7 +53,7 @@ func BenchmarkLakeArchive(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				for b.Loop() {
 					wh := b.TempDir()
-					cfg := Config{To: ToIceberg, TableMode: mode, OutDir: wh, Workers: 2}
+					cfg := Config{OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: mode}, RunOptions: RunOptions{Workers: 2}}
 					var st Stats
 					for n := 0; n < nights; n++ {
 						var err error
@@ -190,8 +190,7 @@ func BenchmarkLakeYear(b *testing.B) {
 			var err error
 			// Snapshots are kept a second (a year's nights run in minutes:
 			// five days would keep them all), as five days keep five nights.
-			cfg := Config{Options: decode.Options{Producer: true}, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2,
-				TableProperties: map[string]string{"history.expire.max-snapshot-age-ms": "1000"}}
+			cfg := Config{DecodingOptions: DecodingOptions{Options: decode.Options{Producer: true}}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert, TableProperties: map[string]string{"history.expire.max-snapshot-age-ms": "1000"}}, RunOptions: RunOptions{Workers: 2}}
 			if st, err = Run(context.Background(), cfg, []string{p}); err != nil {
 				b.Fatal(err)
 			}

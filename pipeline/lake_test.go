@@ -191,10 +191,10 @@ func TestIcebergChangelogMatchesParquet(t *testing.T) {
 			}
 			pq, wh := t.TempDir(), t.TempDir()
 			opts := decode.Options{Producer: true, CaseInsensitive: true}
-			if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, paths); err != nil {
+			if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pq}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 				t.Fatal(err)
 			}
-			st, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2}, paths)
+			st, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, RunOptions: RunOptions{Workers: 2}}, paths)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +235,7 @@ func TestIcebergChangelogMatchesParquet(t *testing.T) {
 				t.Fatalf("only %d tables", n)
 			}
 			// A rerun with --force converts again and commits nothing.
-			st2, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2, Force: true}, paths)
+			st2, err := Run(context.Background(), Config{InputOptions: InputOptions{Force: true}, DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, RunOptions: RunOptions{Workers: 2}}, paths)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -374,12 +374,12 @@ func TestIcebergUpsertIsCurrentState(t *testing.T) {
 	paths := upsertArchive(t, in, 8, 300)
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	pq, wh := t.TempDir(), t.TempDir()
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pq}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []int{3, 8, 8} {
 		force := n == 8 && slices.Contains([]int{8}, n)
-		cfg := Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2, Force: force}
+		cfg := Config{InputOptions: InputOptions{Force: force}, DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 2}}
 		if _, err := Run(context.Background(), cfg, paths[:n]); err != nil {
 			t.Fatal(err)
 		}
@@ -425,14 +425,14 @@ func TestIcebergPartitioned(t *testing.T) {
 	paths := upsertArchive(t, in, 4, 200)
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	pq, wh := t.TempDir(), t.TempDir()
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pq}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	spec, err := partition.ParsePartitionBy("bucket(4, id), truncate(1, grp)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2, PartitionBy: spec}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh, PartitionBy: spec}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	l, err := lake.Open(context.Background(), wh, "")
@@ -486,7 +486,7 @@ func TestIcebergUpsertPartitioned(t *testing.T) {
 	paths := upsertArchive(t, in, 6, 300)
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	pq, wh := t.TempDir(), t.TempDir()
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pq}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	spec, err := partition.ParsePartitionBy("bucket(4, id)")
@@ -495,7 +495,7 @@ func TestIcebergUpsertPartitioned(t *testing.T) {
 	}
 	for _, n := range []int{2, 6} {
 		// Not maintained: the deletes by position are what is checked.
-		cfg := Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2, PartitionBy: spec, NoMaintain: true}
+		cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh, PartitionBy: spec}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert, NoMaintain: true}, RunOptions: RunOptions{Workers: 2}}
 		if _, err := Run(context.Background(), cfg, paths[:n]); err != nil {
 			t.Fatal(err)
 		}
@@ -535,7 +535,7 @@ func TestIcebergUpsertPartitioned(t *testing.T) {
 		}
 	}
 	byGrp, _ := partition.ParsePartitionBy("grp")
-	_, err = Run(context.Background(), Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: t.TempDir(), Workers: 1, PartitionBy: byGrp}, paths[:1])
+	_, err = Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: t.TempDir(), PartitionBy: byGrp}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 1}}, paths[:1])
 	if err == nil || !strings.Contains(err.Error(), "primary key column") {
 		t.Fatalf("partitioned by a non-key column: err = %v", err)
 	}
@@ -553,7 +553,7 @@ func TestIcebergUpsertFillsUnchanged(t *testing.T) {
 	for _, parts := range [][]partition.Field{nil, spec} {
 		wh := t.TempDir()
 		for _, n := range []int{3, 6} {
-			cfg := Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2, PartitionBy: parts}
+			cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh, PartitionBy: parts}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 2}}
 			if _, err := Run(context.Background(), cfg, paths[:n]); err != nil {
 				t.Fatal(err)
 			}
@@ -580,7 +580,7 @@ func TestIcebergUpsertFillsUnchangedCompositeKey(t *testing.T) {
 	p2 := write("b.json", `{"database":"d","table":"t","type":"update","ts":2,"primary_key_columns":["id","k2"],"data":{"id":1,"k2":"y","a":"a3"},"old":{"a":"a2"}}
 `)
 	wh := t.TempDir()
-	cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 1}
+	cfg := Config{DecodingOptions: DecodingOptions{Options: decode.Options{Producer: true, CaseInsensitive: true}}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 1}}
 	for _, ps := range [][]string{{p1}, {p1, p2}} {
 		if _, err := Run(context.Background(), cfg, ps); err != nil {
 			t.Fatal(err)
@@ -657,14 +657,14 @@ func TestIcebergUpsertFreshProcess(t *testing.T) {
 	p2 := write("b.json", `{"database":"d","table":"t","type":"update","ts":2,"primary_key_columns":["id","k2"],"data":{"id":1,"k2":"y","a":"a3"},"old":{"a":"a2"}}
 `)
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: t.TempDir(), Workers: 1}, []string{p1, p2}); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: t.TempDir()}, RunOptions: RunOptions{Workers: 1}}, []string{p1, p2}); err != nil {
 		t.Fatal(err)
 	}
 	if lazysubstrait.Loaded() {
 		t.Fatal("a changelog load loaded the catalogue")
 	}
 	wh := t.TempDir()
-	cfg := Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 1}
+	cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 1}}
 	for _, ps := range [][]string{{p1}, {p1, p2}} {
 		if _, err := Run(context.Background(), cfg, ps); err != nil {
 			t.Fatalf("upsert load of %d inputs: %v", len(ps), err)
@@ -701,10 +701,10 @@ func TestIcebergGrownInputReplacesItsRows(t *testing.T) {
 			steps := []string{strings.Join(lines[:150], ""), string(whole), strings.Join(lines[100:], "")}
 			for _, content := range steps {
 				os.WriteFile(paths[0], []byte(content), 0o644)
-				if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, paths); err != nil {
+				if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pq}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2, PartitionBy: spec}, paths); err != nil {
+				if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh, PartitionBy: spec}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -730,7 +730,7 @@ func TestIcebergVersionHint(t *testing.T) {
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	wh := t.TempDir()
 	for _, n := range []int{2, 4} {
-		if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2}, paths[:n]); err != nil {
+		if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, RunOptions: RunOptions{Workers: 2}}, paths[:n]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -758,7 +758,7 @@ func TestIcebergVersionHint(t *testing.T) {
 	hintPath := filepath.Join(wh, "shop", "t0", "metadata", lake.HintFile)
 	os.WriteFile(hintPath, []byte("99999-later"), 0o644)
 	os.WriteFile(paths[0], append(must(os.ReadFile(paths[0])), '\n'), 0o644) // a new version of an input
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2}, paths[:1]); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, RunOptions: RunOptions{Workers: 2}}, paths[:1]); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(hintPath); string(b) != "99999-later" {
@@ -782,8 +782,7 @@ func TestIcebergDeletesApart(t *testing.T) {
 	wh := t.TempDir()
 	for _, v := range []string{"2", "3"} {
 		wh := filepath.Join(wh, "v"+v)
-		cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2,
-			TableProperties: map[string]string{"format-version": v}}
+		cfg := Config{DecodingOptions: DecodingOptions{Options: decode.Options{Producer: true, CaseInsensitive: true}}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert, TableProperties: map[string]string{"format-version": v}}, RunOptions: RunOptions{Workers: 2}}
 		// Two runs: the second deletes rows of the first's files.
 		for _, ps := range [][]string{paths[:2], paths} {
 			if _, err := Run(context.Background(), cfg, ps); err != nil {
@@ -830,7 +829,7 @@ func TestUpsertRefusesSecondVersion(t *testing.T) {
 	os.WriteFile(a, []byte(msg("1", `"x"`, "varchar(8)")), 0o644)
 	os.WriteFile(b, []byte(msg("1", `"2"`, "int")), 0o644)
 	wh := filepath.Join(dir, "wh")
-	cfg := Config{Options: decode.Options{Producer: true}, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 1}
+	cfg := Config{DecodingOptions: DecodingOptions{Options: decode.Options{Producer: true}}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 1}}
 	if _, err := Run(context.Background(), cfg, []string{a}); err != nil {
 		t.Fatal(err)
 	}
@@ -857,7 +856,7 @@ func TestUpsertGroupCommit(t *testing.T) {
 	paths := upsertArchive(t, in, 8, 300)
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	pq, wh := t.TempDir(), t.TempDir()
-	cfg := Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2, NoMaintain: true} // each snapshot a group's
+	cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert, NoMaintain: true}, RunOptions: RunOptions{Workers: 2}} // each snapshot a group's
 	for n, part := range [][]string{paths[:5], paths[5:], paths} {
 		if n == 2 {
 			// Without the journal, the tables say what they hold.
@@ -869,7 +868,7 @@ func TestUpsertGroupCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, part); err != nil {
+		if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pq}, RunOptions: RunOptions{Workers: 2}}, part); err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"t0", "t1"} {
@@ -926,14 +925,14 @@ func TestUpsertOverEqualityDeletes(t *testing.T) {
 	paths := upsertArchive(t, in, 6, 300)
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	pq, wh := t.TempDir(), t.TempDir()
-	cfg := Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2, TableProperties: map[string]string{"format-version": "2"}}
+	cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert, TableProperties: map[string]string{"format-version": "2"}}, RunOptions: RunOptions{Workers: 2}}
 	if _, err := Run(context.Background(), cfg, paths[:5]); err != nil {
 		t.Fatal(err)
 	}
 	// An equality delete of up to 30 keys of shop.t0 the later inputs
 	// leave alone, and of 10 they touch.
 	later := t.TempDir()
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: later, Workers: 2}, paths[5:]); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: later}, RunOptions: RunOptions{Workers: 2}}, paths[5:]); err != nil {
 		t.Fatal(err)
 	}
 	touched := touchedKeys(t, filepath.Join(later, "shop", "t0"))
@@ -1000,7 +999,7 @@ func TestUpsertOverEqualityDeletes(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, paths); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pq}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	tbl = loadTable(t, wh, "", "shop", "t0")
@@ -1070,15 +1069,15 @@ func TestUpsertNightlyStaysCompact(t *testing.T) {
 	props := map[string]string{lake.PropMaxDataFiles: "6", lake.PropMaxDeleteFiles: "6"}
 	compacted := 0
 	for n, p := range paths {
-		st, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2, TableProperties: props}, []string{p})
+		st, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert, TableProperties: props}, RunOptions: RunOptions{Workers: 2}}, []string{p})
 		if err != nil {
 			t.Fatal(err)
 		}
 		compacted += len(st.Maintained)
-		if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: raw, Workers: 2, TableProperties: props, NoMaintain: true}, []string{p}); err != nil {
+		if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: raw}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert, TableProperties: props, NoMaintain: true}, RunOptions: RunOptions{Workers: 2}}, []string{p}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, []string{p}); err != nil {
+		if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pq}, RunOptions: RunOptions{Workers: 2}}, []string{p}); err != nil {
 			t.Fatal(err)
 		}
 		if n%5 != 4 && n != len(paths)-1 {
@@ -1170,11 +1169,10 @@ func TestChangelogPackedAndCompacted(t *testing.T) {
 				}
 				load := func(ps []string) {
 					t.Helper()
-					if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2}, ps); err != nil {
+					if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pq}, RunOptions: RunOptions{Workers: 2}}, ps); err != nil {
 						t.Fatal(err)
 					}
-					cfg := Config{Options: opts, To: ToIceberg, OutDir: wh, Workers: 2, PartitionBy: spec, NoMaintain: true,
-						TableProperties: map[string]string{"format-version": fv}}
+					cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh, PartitionBy: spec}, LakeOptions: LakeOptions{NoMaintain: true, TableProperties: map[string]string{"format-version": fv}}, RunOptions: RunOptions{Workers: 2}}
 					if _, err := Run(context.Background(), cfg, ps); err != nil {
 						t.Fatal(err)
 					}
@@ -1274,7 +1272,7 @@ func TestLakeGroupOptimisticInputs(t *testing.T) {
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
-				_, err := Run(ctx, Config{Options: opts, To: ToIceberg, TableMode: mode, OutDir: t.TempDir(), Workers: 2, ChunkSize: 8 << 10}, paths)
+				_, err := Run(ctx, Config{InputOptions: InputOptions{ChunkSize: 8 << 10}, DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: t.TempDir()}, LakeOptions: LakeOptions{TableMode: mode}, RunOptions: RunOptions{Workers: 2}}, paths)
 				done <- err
 			}()
 			select {

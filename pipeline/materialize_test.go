@@ -29,7 +29,7 @@ func TestMaterializeIsCurrentState(t *testing.T) {
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	out := t.TempDir()
 	for _, n := range []int{3, 6, 8, 8} {
-		cfg := Config{Options: opts, To: ToParquet, OutDir: out, Workers: 2, Materialize: true, MaterializeMem: 16 << 10}
+		cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: out, Materialize: true, MaterializeMem: 16 << 10}, RunOptions: RunOptions{Workers: 2}}
 		st, err := Run(context.Background(), cfg, paths[:n])
 		if err != nil {
 			t.Fatal(err)
@@ -104,7 +104,7 @@ func TestMaterializeTruncate(t *testing.T) {
 	p2 := write("f2.json", msg("t0", "UPDATE", 7, 2), msg("t1", "DELETE", 2, 0))
 	out := t.TempDir()
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
-	cfg := Config{Options: opts, To: ToParquet, OutDir: out, Workers: 2, Materialize: true}
+	cfg := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: out, Materialize: true}, RunOptions: RunOptions{Workers: 2}}
 	if _, err := Run(context.Background(), cfg, []string{p0, p1, p2}); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestMaterializeBySourcePosition(t *testing.T) {
 	// the late file).
 	for _, runs := range [][][]string{{{p0, p1}}, {{p0}, {p0, p1}}} {
 		out := t.TempDir()
-		cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToParquet, OutDir: out, Workers: 1, Materialize: true}
+		cfg := Config{DecodingOptions: DecodingOptions{Options: decode.Options{Producer: true, CaseInsensitive: true}}, OutputOptions: OutputOptions{To: ToParquet, OutDir: out, Materialize: true}, RunOptions: RunOptions{Workers: 1}}
 		var st Stats
 		for _, paths := range runs {
 			var err error
@@ -204,10 +204,10 @@ func TestUpsertMatchesMaterialize(t *testing.T) {
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	pq, wh := t.TempDir(), t.TempDir()
 	for _, n := range []int{2, 4, 6} {
-		if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: pq, Workers: 2, Materialize: true}, paths[:n]); err != nil {
+		if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: pq, Materialize: true}, RunOptions: RunOptions{Workers: 2}}, paths[:n]); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Run(context.Background(), Config{Options: opts, To: ToIceberg, TableMode: lake.ModeUpsert, OutDir: wh, Workers: 2}, paths[:n]); err != nil {
+		if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 2}}, paths[:n]); err != nil {
 			t.Fatal(err)
 		}
 		l, err := lake.Open(context.Background(), wh, "")
@@ -322,7 +322,7 @@ func TestMaterializeFillsUnchanged(t *testing.T) {
 	cols := []string{"a", "b", "c"}
 	out := t.TempDir()
 	for _, n := range []int{3, 6} { // the second run merges with the first's snapshot
-		cfg := Config{Options: decode.Options{Producer: true, CaseInsensitive: true}, To: ToParquet, OutDir: out, Workers: 2, Materialize: true, MaterializeMem: 8 << 10}
+		cfg := Config{DecodingOptions: DecodingOptions{Options: decode.Options{Producer: true, CaseInsensitive: true}}, OutputOptions: OutputOptions{To: ToParquet, OutDir: out, Materialize: true, MaterializeMem: 8 << 10}, RunOptions: RunOptions{Workers: 2}}
 		st, err := Run(context.Background(), cfg, paths[:n])
 		if err != nil {
 			t.Fatal(err)
@@ -410,7 +410,7 @@ func TestMaterializeDedup(t *testing.T) {
 		out := t.TempDir()
 		var dups int64
 		for _, n := range []int{2, len(paths)} {
-			st, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: out, Workers: 2, Materialize: true, Dedup: dedup, MaterializeMem: mem}, paths[:n])
+			st, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: out, Materialize: true, Dedup: dedup, MaterializeMem: mem}, RunOptions: RunOptions{Workers: 2}}, paths[:n])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -460,7 +460,7 @@ func TestSnapshotsBesideChangelogs(t *testing.T) {
 	out, fresh := t.TempDir(), t.TempDir()
 	run := func(out string, n int) {
 		t.Helper()
-		if _, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: out, Workers: 2, Materialize: true}, paths[:n]); err != nil {
+		if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: out, Materialize: true}, RunOptions: RunOptions{Workers: 2}}, paths[:n]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -510,7 +510,7 @@ func TestCurrentStateAcrossVersions(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	for _, inputs := range [][]string{{a}, {a, b}} {
-		st, err := Run(context.Background(), Config{Options: opts, To: ToParquet, OutDir: out, Workers: 1, Materialize: true}, inputs)
+		st, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToParquet, OutDir: out, Materialize: true}, RunOptions: RunOptions{Workers: 1}}, inputs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ func caseConfig(t *testing.T, path string) (Config, string) {
 	if err := o.Check(f); err != nil {
 		t.Fatal(err)
 	}
-	return Config{Format: f, Schema: s, Options: o, Workers: 2, BatchRows: 3}, strings.TrimSuffix(path, ".case") + ".jsonl"
+	return Config{DecodingOptions: DecodingOptions{Format: f, Schema: s, Options: o}, RunOptions: RunOptions{Workers: 2, BatchRows: 3}}, strings.TrimSuffix(path, ".case") + ".jsonl"
 }
 
 // readParquetRows reads a Parquet file back with pqarrow (see
@@ -155,7 +155,7 @@ func TestParquetLogicalTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _ := decode.Lookup("json")
-	cfg := Config{Format: f, Schema: s, To: ToParquet, OutDir: filepath.Join(dir, "out")}
+	cfg := Config{DecodingOptions: DecodingOptions{Format: f, Schema: s}, OutputOptions: OutputOptions{To: ToParquet, OutDir: filepath.Join(dir, "out")}}
 	if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func canalConfig(t *testing.T, workers int) Config {
 		t.Fatal(err)
 	}
 	f, _ := decode.Lookup("canal-json")
-	return Config{Format: f, Schema: s, Workers: workers, BatchRows: 7, Mem: memory.NewCheckedAllocator(arrowconv.NewPool())}
+	return Config{DecodingOptions: DecodingOptions{Format: f, Schema: s}, RunOptions: RunOptions{Workers: workers, BatchRows: 7, Mem: memory.NewCheckedAllocator(arrowconv.NewPool())}}
 }
 
 // writeInputs makes n files of rows messages each under dir/in.
@@ -154,7 +154,7 @@ func TestFileMetadataAndHugeMessage(t *testing.T) {
 	}
 	f, _ := decode.Lookup("json")
 	var got []string
-	cfg := Config{Format: f, Schema: s, Batches: func(_ context.Context, rec arrow.RecordBatch) error {
+	cfg := Config{DecodingOptions: DecodingOptions{Format: f, Schema: s}, OutputOptions: OutputOptions{Batches: func(_ context.Context, rec arrow.RecordBatch) error {
 		for i := 0; i < int(rec.NumRows()); i++ {
 			str := rec.Column(2).(*array.String)
 			got = append(got, fmt.Sprintf("%d %d %s %s %d %s", rec.Column(1).(*array.Int32).Value(i), len(str.Value(i)),
@@ -162,7 +162,7 @@ func TestFileMetadataAndHugeMessage(t *testing.T) {
 				rec.Column(6).(*array.Timestamp).Value(i).ToTime(arrow.Microsecond).UTC().Format(time.RFC3339Nano)))
 		}
 		return nil
-	}}
+	}}}
 	if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestReencodeFiles(t *testing.T) {
 		// Read back; file.name differs (suffix), so compare id and name only.
 		s, _ := arrowconv.ParseColumns("id INT, name STRING")
 		var got bytes.Buffer
-		back := Config{Format: f, Schema: s, To: ToPrint, Stdout: &got}
+		back := Config{DecodingOptions: DecodingOptions{Format: f, Schema: s}, OutputOptions: OutputOptions{To: ToPrint, Stdout: &got}}
 		if _, err := Run(context.Background(), back, []string{out}); err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +319,7 @@ func TestGatherEvidence(t *testing.T) {
 				t.Fatal(err)
 			}
 			inspect := func(chunk, workers int) string {
-				ins, err := Inspect(context.Background(), Config{ChunkSize: chunk, Workers: workers}, []string{p})
+				ins, err := Inspect(context.Background(), Config{InputOptions: InputOptions{ChunkSize: chunk}, RunOptions: RunOptions{Workers: workers}}, []string{p})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -60,7 +60,7 @@ func TestIcebergPostgresCatalog(t *testing.T) {
 	paths := upsertArchive(t, in, 4, 300)
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	lite, pg := t.TempDir(), t.TempDir()
-	base := Config{Options: opts, To: ToIceberg, Workers: 2, TableMode: lake.ModeUpsert}
+	base := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 2}}
 	cfg := base
 	cfg.OutDir = lite
 	if _, err := Run(context.Background(), cfg, paths); err != nil {

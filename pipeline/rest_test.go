@@ -44,7 +44,7 @@ func TestIcebergRESTCatalog(t *testing.T) {
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			uri := "rest+" + srv.URL
-			base := Config{Options: opts, To: ToIceberg, Workers: 2, TableMode: mode}
+			base := Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{To: ToIceberg}, LakeOptions: LakeOptions{TableMode: mode}, RunOptions: RunOptions{Workers: 2}}
 			cfg := base
 			cfg.OutDir = lite
 			if _, err := Run(context.Background(), cfg, paths); err != nil {

@@ -43,7 +43,7 @@ func FuzzRoutedConversion(f *testing.F) {
 			fmt.Fprintf(&msgs, `{"data":[{"id":"%d"}],"database":%s,"table":%s,"mysqlType":{"id":"int"},"isDdl":false,"type":"INSERT"}`+"\n", i, q(ns), q(tb))
 		}
 		os.WriteFile(filepath.Join(in, "a.json"), []byte(msgs.String()), 0o644)
-		cfg := Config{Format: format, Options: decode.Options{Producer: true}, To: ToParquet, OutDir: out, Workers: 2}
+		cfg := Config{DecodingOptions: DecodingOptions{Format: format, Options: decode.Options{Producer: true}}, OutputOptions: OutputOptions{To: ToParquet, OutDir: out}, RunOptions: RunOptions{Workers: 2}}
 		st, err := Run(context.Background(), cfg, []string{in})
 		if err != nil {
 			t.Fatalf("%v", err)
@@ -89,7 +89,7 @@ func routedInserts(t *testing.T, format, msgs string) map[string]int64 {
 	os.MkdirAll(in, 0o755)
 	os.WriteFile(filepath.Join(in, "a.json"), []byte(msgs), 0o644)
 	f, _ := decode.Lookup(format)
-	st, err := Run(context.Background(), Config{Format: f, Options: decode.Options{Producer: true}, To: ToParquet, OutDir: out, Workers: 1}, []string{in})
+	st, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Format: f, Options: decode.Options{Producer: true}}, OutputOptions: OutputOptions{To: ToParquet, OutDir: out}, RunOptions: RunOptions{Workers: 1}}, []string{in})
 	if err != nil {
 		t.Fatal(err)
 	}

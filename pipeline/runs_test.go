@@ -45,7 +45,7 @@ func TestTablesInRuns(t *testing.T) {
 			})
 			convert := func(out string, chunk int) (Stats, map[string][]string) {
 				t.Helper()
-				st, err := Run(context.Background(), Config{Workers: 2, ChunkSize: chunk, OutDir: out, To: ToParquet}, []string{in})
+				st, err := Run(context.Background(), Config{InputOptions: InputOptions{ChunkSize: chunk}, OutputOptions: OutputOptions{OutDir: out, To: ToParquet}, RunOptions: RunOptions{Workers: 2}}, []string{in})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -114,7 +114,7 @@ func TestTablesInRunsSkippingErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	cfg := Config{Workers: 2, ChunkSize: 2000, OutDir: out, To: ToParquet, FormatOptions: map[string]decode.Options{"maxwell-json": opts}, DeadLetterDir: filepath.Join(dir, "dead")}
+	cfg := Config{InputOptions: InputOptions{ChunkSize: 2000}, DecodingOptions: DecodingOptions{FormatOptions: map[string]decode.Options{"maxwell-json": opts}}, OutputOptions: OutputOptions{OutDir: out, To: ToParquet, DeadLetterDir: filepath.Join(dir, "dead")}, RunOptions: RunOptions{Workers: 2}}
 	before := fullReadings.Load()
 	st, err := Run(context.Background(), cfg, []string{in})
 	if err != nil {
@@ -204,7 +204,7 @@ func TestOptimisticAttemptChanges(t *testing.T) {
 				in = append(in, p)
 			}
 			before := fullReadings.Load()
-			st, err := Run(context.Background(), Config{Workers: 2, ChunkSize: 2000, OutDir: filepath.Join(dir, "out"), To: ToParquet}, in)
+			st, err := Run(context.Background(), Config{InputOptions: InputOptions{ChunkSize: 2000}, OutputOptions: OutputOptions{OutDir: filepath.Join(dir, "out"), To: ToParquet}, RunOptions: RunOptions{Workers: 2}}, in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -333,7 +333,7 @@ func optimisticCase(t *testing.T, format uint8, data []byte) {
 	}
 	convert := func(out string, chunk int) map[string]string {
 		t.Helper()
-		if _, err := Run(context.Background(), Config{Workers: 2, ChunkSize: chunk, OutDir: out, To: ToParquet}, inputs); err != nil {
+		if _, err := Run(context.Background(), Config{InputOptions: InputOptions{ChunkSize: chunk}, OutputOptions: OutputOptions{OutDir: out, To: ToParquet}, RunOptions: RunOptions{Workers: 2}}, inputs); err != nil {
 			t.Fatal(err)
 		}
 		files := map[string]string{}

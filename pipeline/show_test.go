@@ -24,7 +24,7 @@ func TestShow(t *testing.T) {
 	paths := upsertArchive(t, in, 4, 150)
 	opts := decode.Options{Producer: true, CaseInsensitive: true}
 	var printed bytes.Buffer
-	if _, err := Run(context.Background(), Config{Options: opts, Workers: 2, Stdout: &printed}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{Stdout: &printed}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	var want []string
@@ -47,7 +47,7 @@ func TestShow(t *testing.T) {
 		return rows
 	}
 	pq, wh, up := t.TempDir(), t.TempDir(), t.TempDir()
-	if _, err := Run(context.Background(), Config{Options: opts, Workers: 2, OutDir: pq, To: ToParquet, Materialize: true}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{OutDir: pq, To: ToParquet, Materialize: true}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	if got := show(ShowOptions{Dir: pq, Table: "shop.t0"}); !slices.Equal(got, want) {
@@ -56,7 +56,7 @@ func TestShow(t *testing.T) {
 	if got := show(ShowOptions{Dir: pq, Table: "shop.t0", Limit: 7}); !slices.Equal(got, want[:7]) {
 		t.Errorf("--limit 7: %q", got)
 	}
-	if _, err := Run(context.Background(), Config{Options: opts, Workers: 2, OutDir: wh, To: ToIceberg}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{OutDir: wh, To: ToIceberg}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	got := show(ShowOptions{Dir: wh, Table: "shop.t0"})
@@ -65,7 +65,7 @@ func TestShow(t *testing.T) {
 	if !slices.Equal(got, sorted) {
 		t.Fatalf("Iceberg changelog: %d rows, --to print %d:\n%s", len(got), len(sorted), firstDiff(got, sorted))
 	}
-	if _, err := Run(context.Background(), Config{Options: opts, Workers: 2, OutDir: up, To: ToIceberg, TableMode: lake.ModeUpsert}, paths); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{OutDir: up, To: ToIceberg}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 2}}, paths); err != nil {
 		t.Fatal(err)
 	}
 	cur := show(ShowOptions{Dir: pq, Table: "shop.t0", Current: true})
@@ -102,7 +102,7 @@ func TestShowFiles(t *testing.T) {
 	if err := os.WriteFile(paths[0], bytes.Join(lines[:len(lines)/2], nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), Config{Options: opts, Workers: 2, OutDir: wh, To: ToIceberg}, paths[:1]); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{OutDir: wh, To: ToIceberg}, RunOptions: RunOptions{Workers: 2}}, paths[:1]); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(paths[0], whole, 0o644); err != nil {
@@ -110,10 +110,10 @@ func TestShowFiles(t *testing.T) {
 	}
 	// The upsert table in two runs: the second deletes rows of the first's
 	// data file.
-	if _, err := Run(context.Background(), Config{Options: opts, Workers: 2, OutDir: up, To: ToIceberg, TableMode: lake.ModeUpsert, NoMaintain: true}, paths[1:2]); err != nil {
+	if _, err := Run(context.Background(), Config{DecodingOptions: DecodingOptions{Options: opts}, OutputOptions: OutputOptions{OutDir: up, To: ToIceberg}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert, NoMaintain: true}, RunOptions: RunOptions{Workers: 2}}, paths[1:2]); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []Config{{OutDir: wh, To: ToIceberg}, {OutDir: pq, To: ToParquet}, {OutDir: up, To: ToIceberg, TableMode: lake.ModeUpsert, NoMaintain: true}} {
+	for _, c := range []Config{{OutputOptions: OutputOptions{OutDir: wh, To: ToIceberg}}, {OutputOptions: OutputOptions{OutDir: pq, To: ToParquet}}, {OutputOptions: OutputOptions{OutDir: up, To: ToIceberg}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert, NoMaintain: true}}} {
 		c.Options, c.Workers = opts, 2
 		if _, err := Run(context.Background(), c, paths); err != nil {
 			t.Fatal(err)

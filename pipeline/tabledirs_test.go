@@ -22,7 +22,7 @@ func TestReadableNames(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "canal.json"), []byte(canal), 0o644)
 	inputs := []string{filepath.Join(dir, "ogg.json"), filepath.Join(dir, "canal.json")}
 	pq, wh := filepath.Join(dir, "pq"), filepath.Join(dir, "wh")
-	if _, err := Run(context.Background(), Config{Workers: 1, OutDir: pq, To: ToParquet}, inputs); err != nil {
+	if _, err := Run(context.Background(), Config{OutputOptions: OutputOptions{OutDir: pq, To: ToParquet}, RunOptions: RunOptions{Workers: 1}}, inputs); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{filepath.Join("SCOTT", "EMP"), filepath.Join("Shop", "OrderItems")} {
@@ -30,7 +30,7 @@ func TestReadableNames(t *testing.T) {
 			t.Errorf("no directory %s: %v", d, err)
 		}
 	}
-	if _, err := Run(context.Background(), Config{Workers: 1, OutDir: wh, To: ToIceberg}, inputs); err != nil {
+	if _, err := Run(context.Background(), Config{OutputOptions: OutputOptions{OutDir: wh, To: ToIceberg}, RunOptions: RunOptions{Workers: 1}}, inputs); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range [][2]string{{"SCOTT", "EMP"}, {"Shop", "OrderItems"}} {

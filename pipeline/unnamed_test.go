@@ -32,7 +32,7 @@ func TestMessagesNamingNoTable(t *testing.T) {
 	os.WriteFile(in, []byte(b.String()), 0o644)
 	tables := func(out string, chunk int) map[string][]string {
 		t.Helper()
-		st, err := Run(context.Background(), Config{Workers: 2, ChunkSize: chunk, OutDir: out, To: ToParquet, NoLineage: true}, []string{in})
+		st, err := Run(context.Background(), Config{InputOptions: InputOptions{ChunkSize: chunk}, DecodingOptions: DecodingOptions{NoLineage: true}, OutputOptions: OutputOptions{OutDir: out, To: ToParquet}, RunOptions: RunOptions{Workers: 2}}, []string{in})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestMessagesNamingNoTable(t *testing.T) {
 	}
 	os.WriteFile(dbz, []byte(d.String()), 0o644)
 	out := filepath.Join(dir, "dbz")
-	if _, err := Run(context.Background(), Config{Workers: 2, ChunkSize: 700, OutDir: out, To: ToParquet}, []string{dbz}); err != nil {
+	if _, err := Run(context.Background(), Config{InputOptions: InputOptions{ChunkSize: 700}, OutputOptions: OutputOptions{OutDir: out, To: ToParquet}, RunOptions: RunOptions{Workers: 2}}, []string{dbz}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(out, unnamed)); !os.IsNotExist(err) {
@@ -111,7 +111,7 @@ func TestTimeIntervals(t *testing.T) {
 	canal, dbz := filepath.Join(dir, "canal.json"), filepath.Join(dir, "dbz.json")
 	os.WriteFile(canal, []byte(strings.Join(all[:60], "")), 0o644)
 	os.WriteFile(dbz, []byte(strings.Join(all[60:], "")), 0o644)
-	ins, err := Inspect(context.Background(), Config{Workers: 2}, []string{canal, dbz})
+	ins, err := Inspect(context.Background(), Config{RunOptions: RunOptions{Workers: 2}}, []string{canal, dbz})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestTimeIntervals(t *testing.T) {
 	}
 	for _, chunk := range []int{1 << 20, 2000} {
 		out := filepath.Join(dir, fmt.Sprintf("out%d", chunk))
-		st, err := Run(context.Background(), Config{Workers: 2, ChunkSize: chunk, OutDir: out, To: ToParquet}, []string{canal, dbz})
+		st, err := Run(context.Background(), Config{InputOptions: InputOptions{ChunkSize: chunk}, OutputOptions: OutputOptions{OutDir: out, To: ToParquet}, RunOptions: RunOptions{Workers: 2}}, []string{canal, dbz})
 		if err != nil {
 			t.Fatalf("chunk %d: %v", chunk, err)
 		}

@@ -21,33 +21,33 @@ func TestValidate(t *testing.T) {
 		field string // "" means valid
 	}{
 		{Config{}, ""},
-		{Config{OutDir: "o"}, ""},
-		{Config{To: ToPrint, OutDir: "o"}, "OutDir"},
-		{Config{To: ToParquet}, "OutDir"},
-		{Config{To: ToIceberg}, "OutDir"},
-		{Config{To: "avro"}, "To"},
-		{Config{Schema: withKey}, "Format"},
-		{Config{OutDir: "o", TableMode: "upsert"}, "TableMode"},
-		{Config{To: ToIceberg, OutDir: "o", TableMode: "merge"}, "TableMode"},
-		{Config{To: ToIceberg, OutDir: "o", TableMode: "upsert", KeepGoing: true}, "KeepGoing"},
-		{Config{To: ToIceberg, OutDir: "o", Table: tk}, "Table"},
-		{Config{To: ToIceberg, OutDir: "o", Format: f, Schema: withKey}, "Table"},
-		{Config{To: ToIceberg, OutDir: "o", Format: f, Schema: withKey, OnlyTable: tk}, ""},
-		{Config{OutDir: "o", Format: f, Schema: noKey, Table: tk, Materialize: true}, "Materialize"},
-		{Config{To: ToIceberg, OutDir: "o", Materialize: true}, "Materialize"},
-		{Config{OutDir: "o", Dedup: true}, "Dedup"},
-		{Config{OutDir: "o", Format: f, Schema: withKey, PartitionBy: []partition.Field{{Transform: "identity", Column: "ts"}}}, "PartitionBy"},
-		{Config{To: ToIceberg, OutDir: "o", Format: f, Schema: withKey, Table: tk, TableMode: "upsert", PartitionBy: []partition.Field{{Transform: "identity", Column: "name"}}}, "PartitionBy"},
-		{Config{To: ToIceberg, OutDir: "o", Format: f, Schema: withKey, Table: tk, TableMode: "upsert", PartitionBy: []partition.Field{{Transform: "bucket", Width: 4, Column: "id"}}}, ""},
-		{Config{PartitionBy: []partition.Field{{Transform: "identity", Column: "id"}}}, "PartitionBy"},
-		{Config{OutDir: "o", Format: f, Schema: withKey, NoLineage: true}, "NoLineage"},
-		{Config{OutDir: "o", Format: f, Schema: withKey, DDLDir: "ddl"}, "DDLDir"},
-		{Config{OnSuccess: "delete"}, "OnSuccess"},
-		{Config{OutDir: "o", OnSuccess: "move="}, "OnSuccess"},
-		{Config{OutDir: "o", OnSuccess: "move=done"}, ""},
-		{Config{DedupInputs: true}, "DedupInputs"},
-		{Config{Encode: decode.EncodeOptions{Envelope: true}}, "Encode"},
-		{Config{Target: f, Encode: decode.EncodeOptions{Envelope: true}}, ""},
+		{Config{OutputOptions: OutputOptions{OutDir: "o"}}, ""},
+		{Config{OutputOptions: OutputOptions{To: ToPrint, OutDir: "o"}}, "OutDir"},
+		{Config{OutputOptions: OutputOptions{To: ToParquet}}, "OutDir"},
+		{Config{OutputOptions: OutputOptions{To: ToIceberg}}, "OutDir"},
+		{Config{OutputOptions: OutputOptions{To: "avro"}}, "To"},
+		{Config{DecodingOptions: DecodingOptions{Schema: withKey}}, "Format"},
+		{Config{OutputOptions: OutputOptions{OutDir: "o"}, LakeOptions: LakeOptions{TableMode: "upsert"}}, "TableMode"},
+		{Config{OutputOptions: OutputOptions{To: ToIceberg, OutDir: "o"}, LakeOptions: LakeOptions{TableMode: "merge"}}, "TableMode"},
+		{Config{InputOptions: InputOptions{KeepGoing: true}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: "o"}, LakeOptions: LakeOptions{TableMode: "upsert"}}, "KeepGoing"},
+		{Config{OutputOptions: OutputOptions{To: ToIceberg, OutDir: "o"}, LakeOptions: LakeOptions{Table: tk}}, "Table"},
+		{Config{DecodingOptions: DecodingOptions{Format: f, Schema: withKey}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: "o"}}, "Table"},
+		{Config{InputOptions: InputOptions{OnlyTable: tk}, DecodingOptions: DecodingOptions{Format: f, Schema: withKey}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: "o"}}, ""},
+		{Config{DecodingOptions: DecodingOptions{Format: f, Schema: noKey}, OutputOptions: OutputOptions{OutDir: "o", Materialize: true}, LakeOptions: LakeOptions{Table: tk}}, "Materialize"},
+		{Config{OutputOptions: OutputOptions{To: ToIceberg, OutDir: "o", Materialize: true}}, "Materialize"},
+		{Config{OutputOptions: OutputOptions{OutDir: "o", Dedup: true}}, "Dedup"},
+		{Config{DecodingOptions: DecodingOptions{Format: f, Schema: withKey}, OutputOptions: OutputOptions{OutDir: "o", PartitionBy: []partition.Field{{Transform: "identity", Column: "ts"}}}}, "PartitionBy"},
+		{Config{DecodingOptions: DecodingOptions{Format: f, Schema: withKey}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: "o", PartitionBy: []partition.Field{{Transform: "identity", Column: "name"}}}, LakeOptions: LakeOptions{Table: tk, TableMode: "upsert"}}, "PartitionBy"},
+		{Config{DecodingOptions: DecodingOptions{Format: f, Schema: withKey}, OutputOptions: OutputOptions{To: ToIceberg, OutDir: "o", PartitionBy: []partition.Field{{Transform: "bucket", Width: 4, Column: "id"}}}, LakeOptions: LakeOptions{Table: tk, TableMode: "upsert"}}, ""},
+		{Config{OutputOptions: OutputOptions{PartitionBy: []partition.Field{{Transform: "identity", Column: "id"}}}}, "PartitionBy"},
+		{Config{DecodingOptions: DecodingOptions{Format: f, Schema: withKey, NoLineage: true}, OutputOptions: OutputOptions{OutDir: "o"}}, "NoLineage"},
+		{Config{DecodingOptions: DecodingOptions{Format: f, Schema: withKey, DDLDir: "ddl"}, OutputOptions: OutputOptions{OutDir: "o"}}, "DDLDir"},
+		{Config{InputOptions: InputOptions{OnSuccess: "delete"}}, "OnSuccess"},
+		{Config{InputOptions: InputOptions{OnSuccess: "move="}, OutputOptions: OutputOptions{OutDir: "o"}}, "OnSuccess"},
+		{Config{InputOptions: InputOptions{OnSuccess: "move=done"}, OutputOptions: OutputOptions{OutDir: "o"}}, ""},
+		{Config{InputOptions: InputOptions{DedupInputs: true}}, "DedupInputs"},
+		{Config{OutputOptions: OutputOptions{Encode: decode.EncodeOptions{Envelope: true}}}, "Encode"},
+		{Config{OutputOptions: OutputOptions{Target: f, Encode: decode.EncodeOptions{Envelope: true}}}, ""},
 	} {
 		err := c.cfg.Validate()
 		var ce *ConfigError
@@ -58,7 +58,7 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%+v: error %v, want one about %s", c.cfg, err, c.field)
 		}
 	}
-	_, err := Run(t.Context(), Config{To: ToIceberg}, []string{"no such input"})
+	_, err := Run(t.Context(), Config{OutputOptions: OutputOptions{To: ToIceberg}}, []string{"no such input"})
 	var se *SetupError
 	var ce *ConfigError
 	if !errors.As(err, &se) || !errors.As(err, &ce) || ce.Field != "OutDir" {

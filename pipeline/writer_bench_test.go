@@ -28,11 +28,11 @@ func BenchmarkParquetWriter(b *testing.B) {
 				b.Fatal(err)
 			}
 			var recs []arrow.RecordBatch
-			cfg := Config{Format: f, Schema: s, Batches: func(_ context.Context, rec arrow.RecordBatch) error {
+			cfg := Config{DecodingOptions: DecodingOptions{Format: f, Schema: s}, OutputOptions: OutputOptions{Batches: func(_ context.Context, rec arrow.RecordBatch) error {
 				rec.Retain()
 				recs = append(recs, rec)
 				return nil
-			}}
+			}}}
 			if _, err := Run(context.Background(), cfg, []string{in}); err != nil {
 				b.Fatal(err)
 			}

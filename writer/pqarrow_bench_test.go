@@ -54,11 +54,11 @@ func decodedBatches(b *testing.B, format string) *decoded {
 		b.Fatal(err)
 	}
 	d := &decoded{schema: s, bytes: int64(len(data))}
-	cfg := pipeline.Config{Format: f, Schema: s, To: pipeline.ToPrint, Workers: 1, Batches: func(_ context.Context, rec arrow.RecordBatch) error {
+	cfg := pipeline.Config{DecodingOptions: pipeline.DecodingOptions{Format: f, Schema: s}, OutputOptions: pipeline.OutputOptions{To: pipeline.ToPrint, Batches: func(_ context.Context, rec arrow.RecordBatch) error {
 		rec.Retain()
 		d.recs = append(d.recs, rec)
 		return nil
-	}}
+	}}, RunOptions: pipeline.RunOptions{Workers: 1}}
 	if _, err := pipeline.Run(context.Background(), cfg, []string{path}); err != nil {
 		b.Fatal(err)
 	}

@@ -656,10 +656,7 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 			return cfg, nil, usagef("input %s: %v", p, err)
 		}
 	}
-	cfg = pipeline.Config{
-		Format: f, Schema: schema, Options: opts, To: to, OutDir: o.out,
-		Workers: o.workers, BatchRows: o.batchRows, MaxLine: o.maxLine, ChunkSize: o.chunkSize, Version: version, Build: buildCommit(),
-	}
+	cfg = pipeline.Config{InputOptions: pipeline.InputOptions{MaxLine: o.maxLine, ChunkSize: o.chunkSize}, DecodingOptions: pipeline.DecodingOptions{Format: f, Schema: schema, Options: opts}, OutputOptions: pipeline.OutputOptions{To: to, OutDir: o.out}, RunOptions: pipeline.RunOptions{Workers: o.workers, BatchRows: o.batchRows, Version: version, Build: buildCommit()}}
 	cfg.Parquet.Compression = o.compression
 	cfg.Target, cfg.TargetOptions, cfg.JSONCompression = target, targetOpts, jsonCompression
 	cfg.Encode = decode.EncodeOptions{MergeUpdates: o.mergeUpdates, Envelope: o.envelope}
