@@ -11,6 +11,7 @@ import (
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/javatext"
 )
 
 // conv converts one JSON value (t is jsonparser.NotExist for a missing key)
@@ -41,7 +42,7 @@ type convCtx struct {
 	text          []byte  // scratch for node text
 	canon         []byte  // scratch for canonical JSON
 	esc           []byte
-	dec           decimalText
+	dec           javatext.DecimalText
 }
 
 func (cx *convCtx) fail(v []byte, typ string, why string) error {
@@ -140,14 +141,14 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 				c.Append(v[0] == 't')
 				return nil
 			}
-			s := javaTrim(cx.textOf(v, t))
+			s := javatext.Trim(cx.textOf(v, t))
 			c.Append(len(s) == 4 && (s[0]|0x20) == 't' && (s[1]|0x20) == 'r' && (s[2]|0x20) == 'u' && (s[3]|0x20) == 'e')
 			return nil
 		}
 	case arrowconv.TinyInt:
 		c := col.(*arrowconv.FixedCol[int8])
 		return func(v []byte, t jsonparser.ValueType) error {
-			n, ok := parseJavaInt(javaTrim(cx.textOf(v, t)), 8)
+			n, ok := javatext.ParseInt(javatext.Trim(cx.textOf(v, t)), 8)
 			if !ok {
 				return cx.fail(v, name, "")
 			}
@@ -157,7 +158,7 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 	case arrowconv.SmallInt:
 		c := col.(*arrowconv.FixedCol[int16])
 		return func(v []byte, t jsonparser.ValueType) error {
-			n, ok := parseJavaInt(javaTrim(cx.textOf(v, t)), 16)
+			n, ok := javatext.ParseInt(javatext.Trim(cx.textOf(v, t)), 16)
 			if !ok {
 				return cx.fail(v, name, "")
 			}
@@ -187,8 +188,8 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 	case arrowconv.Float:
 		c := col.(*arrowconv.FixedCol[float32])
 		return func(v []byte, t jsonparser.ValueType) error {
-			if t == jsonparser.Number && !cx.exact && isFloatLiteral(v) {
-				f, _ := parseJavaFloat(v, 64)
+			if t == jsonparser.Number && !cx.exact && javatext.IsFloatLiteral(v) {
+				f, _ := javatext.ParseFloat(v, 64)
 				c.Append(float32(f)) // Java narrows the double: (float) node.asDouble()
 				return nil
 			}
@@ -196,10 +197,10 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 				return cx.fail(v, name, "")
 			}
 			text := v // an exact decimal's text has the literal's value
-			if t != jsonparser.Number || !isFloatLiteral(v) {
+			if t != jsonparser.Number || !javatext.IsFloatLiteral(v) {
 				text = cx.textOf(v, t)
 			}
-			f, ok := parseJavaFloat(text, 32)
+			f, ok := javatext.ParseFloat(text, 32)
 			if !ok {
 				return cx.fail(v, name, "")
 			}
@@ -210,7 +211,7 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 		c := col.(*arrowconv.FixedCol[float64])
 		return func(v []byte, t jsonparser.ValueType) error {
 			if t == jsonparser.Number {
-				if f, ok := shortDecimalFloat(v); ok {
+				if f, ok := javatext.ShortDecimalFloat(v); ok {
 					c.Append(f)
 					return nil
 				}
@@ -219,10 +220,10 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 				return cx.fail(v, name, "")
 			}
 			text := v // a double or exact decimal: the literal has its value
-			if t != jsonparser.Number || !isFloatLiteral(v) {
+			if t != jsonparser.Number || !javatext.IsFloatLiteral(v) {
 				text = cx.textOf(v, t)
 			}
-			f, ok := parseJavaFloat(text, 64)
+			f, ok := javatext.ParseFloat(text, 64)
 			if !ok {
 				return cx.fail(v, name, "")
 			}
@@ -242,14 +243,14 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 			default:
 				return cx.fail(v, name, "")
 			}
-			if u, ok := shortDecimal(text, p, s); ok {
+			if u, ok := javatext.ShortDecimal(text, p, s); ok {
 				c.Append(decimal128.FromI64(u))
 				return nil
 			}
-			if !cx.dec.parse(text) {
+			if !cx.dec.Parse(text) {
 				return cx.failHint(v, name, "", decimalHint(text, t))
 			}
-			n, ok := cx.dec.toDecimal128(p, s)
+			n, ok := cx.dec.ToDecimal128(p, s)
 			if !ok {
 				c.AppendNull() // precision overflow is NULL even in strict mode
 				return nil
@@ -309,7 +310,7 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 	case arrowconv.Date:
 		c := col.(*arrowconv.FixedCol[int32])
 		return func(v []byte, t jsonparser.ValueType) error {
-			d, ok := parseDate(cx.textOf(v, t))
+			d, ok := javatext.ParseDate(cx.textOf(v, t))
 			if !ok {
 				return cx.failHint(v, name, "expected yyyy-MM-dd", dateHint(cx.textOf(v, t), t))
 			}
@@ -320,7 +321,7 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 		// Flink keeps whole seconds; the column's unit follows the precision.
 		put := timeAppender(typ, col)
 		return func(v []byte, t jsonparser.ValueType) error {
-			ns, ok := parseTime(cx.textOf(v, t))
+			ns, ok := javatext.ParseTime(cx.textOf(v, t))
 			if !ok {
 				return cx.fail(v, name, "expected HH:mm:ss")
 			}
@@ -341,11 +342,11 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 		unit := typ.ArrowType().(*arrow.TimestampType).Unit
 		outside := "outside the range " + name + " can hold (" + arrowconv.TimestampRange(unit) + ")"
 		return func(v []byte, t jsonparser.ValueType) error {
-			ct, ok := parseTimestamp(cx.textOf(v, t), cx.iso, ltz)
+			ct, ok := javatext.ParseTimestamp(cx.textOf(v, t), cx.iso, ltz)
 			if !ok {
 				return cx.failHint(v, name, want, timestampHint(cx.format, cx.textOf(v, t), t, cx.iso, ltz))
 			}
-			ts, ok := arrowconv.EpochValue(ct.days, ct.nsOfDay, unit)
+			ts, ok := arrowconv.EpochValue(ct.Days, ct.NsOfDay, unit)
 			if !ok {
 				return cx.fail(v, name, outside)
 			}
@@ -471,14 +472,14 @@ func timeAppender(typ arrowconv.Type, col arrowconv.Column) func(ns int64) {
 // is truncated toward zero; anything else goes through Integer.parseInt of
 // the trimmed text.
 func (cx *convCtx) integer(v []byte, t jsonparser.ValueType, bits int) (int64, bool) {
-	if t == jsonparser.Number && isFloatLiteral(v) {
+	if t == jsonparser.Number && javatext.IsFloatLiteral(v) {
 		minV, maxV := int64(math.MinInt64), int64(math.MaxInt64)
 		if bits == 32 {
 			minV, maxV = math.MinInt32, math.MaxInt32
 		}
 		if cx.exact {
 			// An exact decimal is range-checked exactly, then truncated.
-			if !cx.dec.parse(v) {
+			if !cx.dec.Parse(v) {
 				return 0, false
 			}
 			n, ok := truncDecimal(&cx.dec)
@@ -487,7 +488,7 @@ func (cx *convCtx) integer(v []byte, t jsonparser.ValueType, bits int) (int64, b
 			}
 			return int64(n.LowBits()), true
 		}
-		f, _ := parseJavaFloat(v, 64)
+		f, _ := javatext.ParseFloat(v, 64)
 		// Jackson compares the double with (double) MIN/MAX; for long the
 		// upper bound rounds to 2^63 and (long) saturates.
 		if f < float64(minV) || f > float64(maxV) || math.IsNaN(f) {
@@ -499,32 +500,32 @@ func (cx *convCtx) integer(v []byte, t jsonparser.ValueType, bits int) (int64, b
 		return int64(f), true
 	}
 	if t == jsonparser.Number {
-		return parseJavaInt(v, bits) // an integer literal is its own text ("-0" is 0)
+		return javatext.ParseInt(v, bits) // an integer literal is its own text ("-0" is 0)
 	}
-	return parseJavaInt(javaTrim(cx.textOf(v, t)), bits)
+	return javatext.ParseInt(javatext.Trim(cx.textOf(v, t)), bits)
 }
 
 // truncDecimal returns the integer part of d, toward zero.
-func truncDecimal(d *decimalText) (decimal128.Num, bool) {
-	digits := d.digits
-	if d.exp < 0 {
-		drop := -d.exp
+func truncDecimal(d *javatext.DecimalText) (decimal128.Num, bool) {
+	digits := d.Digits
+	if d.Exp < 0 {
+		drop := -d.Exp
 		if drop >= len(digits) {
 			return decimal128.Num{}, true
 		}
 		digits = digits[:len(digits)-drop]
-	} else if len(digits)+d.exp > 38 {
+	} else if len(digits)+d.Exp > 38 {
 		return decimal128.Num{}, false
 	}
 	var hi, lo uint64
 	for _, c := range digits {
-		hi, lo = mul10add(hi, lo, uint64(c-'0'))
+		hi, lo = javatext.Mul10Add(hi, lo, uint64(c-'0'))
 	}
-	for k := 0; d.exp > 0 && k < d.exp; k++ {
-		hi, lo = mul10add(hi, lo, 0)
+	for k := 0; d.Exp > 0 && k < d.Exp; k++ {
+		hi, lo = javatext.Mul10Add(hi, lo, 0)
 	}
 	n := decimal128.New(int64(hi), lo)
-	if d.neg {
+	if d.Neg {
 		n = n.Negate()
 	}
 	return n, true

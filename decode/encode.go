@@ -13,6 +13,7 @@ import (
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/javatext"
 )
 
 // EncodeOptions are cdcetl's additions to Flink's encoders. Their zero value
@@ -478,12 +479,12 @@ func appendDecimalJSON(dst []byte, n decimal128.Num, scale int, plain bool) []by
 	}
 	var buf [40]byte
 	neg, digits := arrowconv.DecimalDigits(buf[:0], n)
-	d := decimalText{neg: neg, digits: digits, exp: -scale}
+	d := javatext.DecimalText{Neg: neg, Digits: digits, Exp: -scale}
 	if string(digits) == "0" {
-		d.digits = d.digits[:0]
+		d.Digits = d.Digits[:0]
 	}
-	d.stripTrailingZeros()
-	return d.appendString(dst)
+	d.StripTrailingZeros()
+	return d.AppendString(dst)
 }
 
 // beforeAfter writes "before":...,"after":... (nil means null; left out

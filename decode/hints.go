@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/buger/jsonparser"
+	"github.com/cdcetl/cdcetl/internal/javatext"
 )
 
 // Hints: one line after an error, saying what the user most likely has to
@@ -161,24 +162,24 @@ func timestampHint(format string, v []byte, t jsonparser.ValueType, iso, ltz boo
 	if t != jsonparser.String {
 		return ""
 	}
-	if _, ok := parseTimestamp(v, !iso, ltz); ok {
+	if _, ok := javatext.ParseTimestamp(v, !iso, ltz); ok {
 		if iso {
 			return "the value is SQL text (a space before the time): add --option " + opt + "=SQL, or drop ISO-8601"
 		}
 		return "the value is ISO-8601 text (a T before the time): add --option " + opt + "=ISO-8601"
 	}
 	if ltz {
-		if _, ok := parseTimestamp(v, iso, false); ok {
+		if _, ok := javatext.ParseTimestamp(v, iso, false); ok {
 			return "TIMESTAMP_LTZ text needs a trailing Z (the time in UTC); for wall-clock text declare the column TIMESTAMP"
 		}
-		if _, ok := parseTimestamp(v, !iso, false); ok {
+		if _, ok := javatext.ParseTimestamp(v, !iso, false); ok {
 			return "TIMESTAMP_LTZ text needs a trailing Z (the time in UTC), and this value is in the other standard (" + opt + ")"
 		}
 		if i := bytes.LastIndexAny(v, "+-"); i > 10 {
 			return "Flink's JSON formats do not read UTC offsets such as " + string(v[i:]) + "; only a trailing Z"
 		}
 	} else if bytes.HasSuffix(v, []byte("Z")) {
-		if _, ok := parseTimestamp(v, iso, true); ok {
+		if _, ok := javatext.ParseTimestamp(v, iso, true); ok {
 			return "the value ends in Z (an instant in UTC): declare the column TIMESTAMP_LTZ"
 		}
 	}
@@ -190,10 +191,10 @@ func dateHint(v []byte, t jsonparser.ValueType) string {
 	if t == jsonparser.Number {
 		return "Flink's JSON formats read dates from text (yyyy-MM-dd) only: --semantics producer reads epoch days (Debezium's Date) into DATE, or declare the column INT"
 	}
-	if _, ok := parseTimestamp(v, false, false); ok {
+	if _, ok := javatext.ParseTimestamp(v, false, false); ok {
 		return "the value has a time: declare the column TIMESTAMP"
 	}
-	if _, ok := parseTimestamp(v, true, false); ok {
+	if _, ok := javatext.ParseTimestamp(v, true, false); ok {
 		return "the value has a time: declare the column TIMESTAMP (with timestamp-format.standard=ISO-8601)"
 	}
 	return ""

@@ -14,6 +14,7 @@ import (
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/javatext"
 )
 
 func quoteByte(c byte) string {
@@ -82,7 +83,7 @@ func scanStringEsc(b []byte, i int) (int, bool, error) {
 					return 0, false, &msgError{off: i, err: errorf(ErrMalformed, "unterminated \\u escape")}
 				}
 				for k := i + 2; k < i+6; k++ {
-					if hexVal(b[k]) < 0 {
+					if javatext.HexVal(b[k]) < 0 {
 						return 0, false, &msgError{off: k, err: errorf(ErrMalformed, "invalid \\u escape")}
 					}
 				}
@@ -243,7 +244,7 @@ func unescape(dst, s []byte) []byte {
 }
 
 func hex4(b []byte) int {
-	return hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3])
+	return javatext.HexVal(b[0])<<12 | javatext.HexVal(b[1])<<8 | javatext.HexVal(b[2])<<4 | javatext.HexVal(b[3])
 }
 
 // hasEscape reports whether a raw JSON string body contains a backslash.
@@ -293,38 +294,27 @@ func appendQuoted(dst, s []byte) []byte {
 // AppendQuoted is appendQuoted for the encoders in other packages.
 func AppendQuoted(dst, s []byte) []byte { return appendQuoted(dst, s) }
 
-// isFloatLiteral reports whether a JSON number has a fraction or exponent,
-// which makes Jackson read it as a double (or an exact decimal).
-func isFloatLiteral(n []byte) bool {
-	for _, c := range n {
-		if c == '.' || c == 'e' || c == 'E' {
-			return true
-		}
-	}
-	return false
-}
-
-var decPool = sync.Pool{New: func() any { return new(decimalText) }}
+var decPool = sync.Pool{New: func() any { return new(javatext.DecimalText) }}
 
 // appendNumberText appends the text Jackson's node gives for a number
 // literal: integers as their value ("-0" is 0), fractions as Double.toString
 // of the parsed double, or, when the schema has a DECIMAL, as the exact
 // decimal with trailing zeros stripped in BigDecimal.toString form.
 func appendNumberText(dst, n []byte, exact bool) []byte {
-	if !isFloatLiteral(n) {
+	if !javatext.IsFloatLiteral(n) {
 		if len(n) == 2 && n[0] == '-' && n[1] == '0' {
 			return append(dst, '0')
 		}
 		return append(dst, n...)
 	}
 	if exact {
-		d := decPool.Get().(*decimalText)
+		d := decPool.Get().(*javatext.DecimalText)
 		defer decPool.Put(d)
-		if !d.parse(n) {
+		if !d.Parse(n) {
 			return append(dst, n...)
 		}
-		d.stripTrailingZeros()
-		return d.appendString(dst)
+		d.StripTrailingZeros()
+		return d.AppendString(dst)
 	}
 	f, _ := strconv.ParseFloat(string(n), 64) // validated; ±Inf on overflow as in Java
 	return arrowconv.AppendJavaDouble(dst, f)

@@ -8,6 +8,7 @@ import (
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/javatext"
 )
 
 // bindMeta decides, once per schema, how metadata column m is filled.
@@ -115,7 +116,7 @@ func (d *base) bindMeta(m *metaCol) error {
 		c := m.col.(*arrowconv.FixedCol[int64])
 		inner := func(v []byte, t jsonparser.ValueType) error {
 			text := d.stringText(slot{v, t})
-			ct, ok := parseOggCurrentTS(text)
+			ct, ok := javatext.ParseOggCurrentTS(text)
 			if !ok && d.cx.prod != nil {
 				ct, ok = producerCivil(text) // GoldenGate's native yyyy-MM-dd:HH:mm:ss[.f], ISO
 			}
@@ -123,7 +124,7 @@ func (d *base) bindMeta(m *metaCol) error {
 				c.AppendNull() // spec §6: an unparseable current_ts is NULL, not an error
 				return nil
 			}
-			ts, ok := arrowconv.EpochValue(ct.days, ct.nsOfDay, unit)
+			ts, ok := arrowconv.EpochValue(ct.Days, ct.NsOfDay, unit)
 			if !ok {
 				return d.cx.fail(v, m.typ.String(), "current_ts is "+outsideRange(m.typ, unit))
 			}
@@ -143,7 +144,7 @@ func (d *base) bindMeta(m *metaCol) error {
 				c.AppendNull()
 				return nil
 			}
-			ct, ok := parseOggOpTS(d.stringText(s))
+			ct, ok := javatext.ParseOggOpTS(d.stringText(s))
 			if !ok && d.cx.prod != nil {
 				ct, ok = producerCivil(d.stringText(s))
 			}
@@ -152,7 +153,7 @@ func (d *base) bindMeta(m *metaCol) error {
 				// fails (or, with ignore-parse-errors, drops) the message.
 				return &msgError{off: d.cx.valueOff(s.v), err: errorf(ErrType, fmt.Sprintf("cannot parse op_ts %q", d.stringText(s)))}
 			}
-			ts, ok := arrowconv.EpochValue(ct.days, ct.nsOfDay, unit)
+			ts, ok := arrowconv.EpochValue(ct.Days, ct.NsOfDay, unit)
 			if !ok {
 				return &msgError{off: d.cx.valueOff(s.v), err: errorf(ErrType, fmt.Sprintf("op_ts %q is %s", d.stringText(s), outsideRange(m.typ, unit)))}
 			}
@@ -169,7 +170,7 @@ func (d *base) bindMeta(m *metaCol) error {
 				return nil
 			}
 			text := d.stringText(slot{v, t})
-			ms, ok := parseJavaInt(text, 64) // Long.parseLong, no trimming
+			ms, ok := javatext.ParseInt(text, 64) // Long.parseLong, no trimming
 			if !ok {
 				return &msgError{off: d.cx.valueOff(v), err: errorf(ErrType, fmt.Sprintf("cannot parse source.ts_ms %q as epoch milliseconds", text))}
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/twpayne/go-geom/encoding/wkt"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/javatext"
 )
 
 // Producer semantics (docs/producer-semantics.md): each value decoded as
@@ -137,14 +138,14 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 				c.Append(v[0] == 't')
 				return nil
 			case jsonparser.Number:
-				f, ok := parseJavaFloat(v, 64)
+				f, ok := javatext.ParseFloat(v, 64)
 				if !ok {
 					return cx.fail(v, name, "")
 				}
 				c.Append(f != 0) // MySQL's tinyint(1)/bit(1)/bool: any non-zero is true
 				return nil
 			case jsonparser.String:
-				s := javaTrim(cx.textOf(v, t))
+				s := javatext.Trim(cx.textOf(v, t))
 				switch {
 				case len(s) == 1 && (s[0] == '1' || s[0]|0x20 == 't'):
 					c.Append(true)
@@ -159,7 +160,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 					c.Append(false)
 					return nil
 				}
-				if n, ok := parseJavaInt(s, 64); ok {
+				if n, ok := javatext.ParseInt(s, 64); ok {
 					c.Append(n != 0)
 					return nil
 				}
@@ -184,19 +185,19 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			case jsonparser.Number:
 				s = v
 			case jsonparser.String:
-				s = javaTrim(cx.textOf(v, t))
+				s = javatext.Trim(cx.textOf(v, t))
 			case jsonparser.Boolean:
 				put(map[bool]int64{false: 0, true: 1}[v[0] == 't'])
 				return nil
 			default:
 				return cx.fail(v, name, "")
 			}
-			n, ok := parseJavaInt(s, 64)
+			n, ok := javatext.ParseInt(s, 64)
 			if !ok {
 				if _, err := strconv.ParseInt(string(s), 10, 64); err != nil && err.(*strconv.NumError).Err == strconv.ErrRange {
 					return cx.fail(v, name, outside)
 				}
-				if !cx.dec.parse(s) {
+				if !cx.dec.Parse(s) {
 					return cx.fail(v, name, "not an integer")
 				}
 				return cx.fail(v, name, "not a whole number")
@@ -222,18 +223,18 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			}
 			text := v // a number literal is its own text
 			if t == jsonparser.String {
-				text = javaTrim(cx.textOf(v, t))
+				text = javatext.Trim(cx.textOf(v, t))
 			}
 			if bits == 64 && (cx.plain == nil || !*cx.plain) { // tests: the general path for every value
 				// Short decimals (most values), as the Flink DOUBLE
 				// converter reads them: the general path takes a string
 				// allocation and strconv's parser per value.
-				if f, ok := shortDecimalFloat(text); ok {
+				if f, ok := javatext.ShortDecimalFloat(text); ok {
 					col.(*arrowconv.FixedCol[float64]).Append(f)
 					return nil
 				}
 			}
-			f, ok := parseJavaFloat(text, bits)
+			f, ok := javatext.ParseFloat(text, bits)
 			if !ok {
 				return cx.fail(v, name, "")
 			}
@@ -288,7 +289,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 				if enc.kind != lgDays {
 					return cx.failHint(v, name, "an epoch number", dateHint(v, t))
 				}
-				n, ok := parseJavaInt(v, 32)
+				n, ok := javatext.ParseInt(v, 32)
 				if !ok {
 					return cx.fail(v, name, "outside the epoch days DATE can hold")
 				}
@@ -325,11 +326,11 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			switch t {
 			case jsonparser.Number:
 				u := unitOf(enc.kind)
-				n, ok := parseJavaInt(v, 64)
+				n, ok := javatext.ParseInt(v, 64)
 				if u == 0 || !ok {
 					return cx.fail(v, name, "an epoch number needs Debezium's time encoding (time.precision.mode)")
 				}
-				if ns, ok = mulCheck(n, u); !ok || ns < 0 || ns >= nanosPerDay {
+				if ns, ok = mulCheck(n, u); !ok || ns < 0 || ns >= javatext.NanosPerDay {
 					return cx.fail(v, name, "outside a day (00:00:00 to 23:59:59.999999999): MySQL TIME intervals need BIGINT")
 				}
 			case jsonparser.String:
@@ -360,7 +361,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 					}
 					u = 1e6 // MongoDB $date: epoch milliseconds
 				}
-				n, ok := parseJavaInt(v, 64)
+				n, ok := javatext.ParseInt(v, 64)
 				if !ok {
 					if _, err := strconv.ParseInt(string(v), 10, 64); err != nil && err.(*strconv.NumError).Err == strconv.ErrRange {
 						return cx.fail(v, name, fmt.Sprintf("epoch %s %s is %s", unitName(u), v, outside))
@@ -459,7 +460,7 @@ func (cx *convCtx) producerDecimal(v []byte, t jsonparser.ValueType, enc *colEnc
 	case t == jsonparser.Object:
 		sv, _, _, err1 := jsonparser.Get(v, "scale")
 		bv, bt, _, err2 := jsonparser.Get(v, "value")
-		s, ok := parseJavaInt(sv, 32)
+		s, ok := javatext.ParseInt(sv, 32)
 		if err1 != nil || err2 != nil || !ok || bt != jsonparser.String {
 			return decimal128.Num{}, cx.fail(v, name, `a variable-scale decimal needs {"scale": n, "value": base64}`)
 		}
@@ -476,13 +477,13 @@ func (cx *convCtx) producerDecimal(v []byte, t jsonparser.ValueType, enc *colEnc
 	if t == jsonparser.String {
 		text = cx.textOf(v, t)
 	}
-	if u, ok := shortDecimal(text, prec, scale); ok {
+	if u, ok := javatext.ShortDecimal(text, prec, scale); ok {
 		return decimal128.FromI64(u), nil // the usual short literal, exact
 	}
-	if !cx.dec.parse(javaTrim(text)) {
+	if !cx.dec.Parse(javatext.Trim(text)) {
 		return decimal128.Num{}, cx.failHint(v, name, "", decimalHint(text, t))
 	}
-	n, ok := cx.dec.toDecimal128(prec, scale)
+	n, ok := cx.dec.ToDecimal128(prec, scale)
 	if !ok {
 		return decimal128.Num{}, cx.fail(v, name, fmt.Sprintf("more than %d digits (%d after the point)", prec, scale))
 	}
@@ -674,89 +675,89 @@ type producerTime struct {
 func parseProducerTime(b []byte) (producerTime, bool) {
 	// The shape nearly every value has, read in one step: yyyy-MM-dd, then
 	// ' ', 'T' or ':' and HH:mm:ss, a fraction, no zone.
-	if y, m, d, ok := fixedDate(b); ok && m >= 1 && m <= 12 && d >= 1 && d <= daysIn(y, m) {
+	if y, m, d, ok := javatext.FixedDate(b); ok && m >= 1 && m <= 12 && d >= 1 && d <= javatext.DaysIn(y, m) {
 		if len(b) == 10 {
-			return producerTime{days: epochDays(y, m, d)}, true
+			return producerTime{days: javatext.EpochDays(y, m, d)}, true
 		}
 		if len(b) >= 19 && (b[10] == ' ' || b[10] == 'T' || b[10] == ':') {
-			if h, mi, s, ok := fixedClock(b[11:]); ok && h <= 23 && mi <= 59 && s <= 59 {
-				c := cursor{b: b, i: 19}
-				frac, _ := c.fraction()
-				if c.done() {
-					return producerTime{days: epochDays(y, m, d), nsOfDay: int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)}, true
+			if h, mi, s, ok := javatext.FixedClock(b[11:]); ok && h <= 23 && mi <= 59 && s <= 59 {
+				c := javatext.Cursor{B: b, I: 19}
+				frac, _ := c.Fraction()
+				if c.Done() {
+					return producerTime{days: javatext.EpochDays(y, m, d), nsOfDay: int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)}, true
 				}
 			}
 		}
 	}
 	var pt producerTime
-	c := cursor{b: b}
-	y, ok1 := c.digits(4, 4)
-	if !ok1 || !c.lit('-') {
+	c := javatext.Cursor{B: b}
+	y, ok1 := c.Digits(4, 4)
+	if !ok1 || !c.Lit('-') {
 		return pt, false
 	}
-	m, ok2 := c.digits(2, 2)
-	if !ok2 || !c.lit('-') {
+	m, ok2 := c.Digits(2, 2)
+	if !ok2 || !c.Lit('-') {
 		return pt, false
 	}
-	d, ok3 := c.digits(2, 2)
+	d, ok3 := c.Digits(2, 2)
 	if !ok3 {
 		return pt, false
 	}
 	if m == 0 || d == 0 {
 		pt.zero = true // 0000-00-00, and MySQL's partial zero dates
-	} else if m > 12 || d > daysIn(y, m) {
+	} else if m > 12 || d > javatext.DaysIn(y, m) {
 		return pt, false
 	}
-	if !c.done() {
-		if !(c.lit(' ') || c.lit('T') || c.lit(':')) {
+	if !c.Done() {
+		if !(c.Lit(' ') || c.Lit('T') || c.Lit(':')) {
 			return pt, false
 		}
-		h, okh := c.digits(2, 2)
-		if !okh || !c.lit(':') {
+		h, okh := c.Digits(2, 2)
+		if !okh || !c.Lit(':') {
 			return pt, false
 		}
-		mi, okm := c.digits(2, 2)
+		mi, okm := c.Digits(2, 2)
 		if !okm {
 			return pt, false
 		}
 		s, frac := 0, 0
-		if c.lit(':') {
+		if c.Lit(':') {
 			var oks bool
-			if s, oks = c.digits(2, 2); !oks {
+			if s, oks = c.Digits(2, 2); !oks {
 				return pt, false
 			}
-			frac, _ = c.fraction()
+			frac, _ = c.Fraction()
 		}
 		if h > 23 || mi > 59 || s > 59 {
 			return pt, false
 		}
 		pt.nsOfDay = int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)
 	}
-	if !c.done() {
-		off, ok := parseZone(b[c.i:])
+	if !c.Done() {
+		off, ok := parseZone(b[c.I:])
 		if !ok {
 			return pt, false
 		}
 		pt.hasZone, pt.offset = true, off
 	}
 	if !pt.zero {
-		pt.days = epochDays(y, m, d)
+		pt.days = javatext.EpochDays(y, m, d)
 	}
 	return pt, true
 }
 
 // producerCivil is parseProducerTime as an instant in UTC (a zone applied;
 // no zone: the text is UTC), for timestamp metadata; zero dates fail.
-func producerCivil(b []byte) (civil, bool) {
+func producerCivil(b []byte) (javatext.Civil, bool) {
 	pt, ok := parseProducerTime(b)
 	if !ok || pt.zero {
-		return civil{}, false
+		return javatext.Civil{}, false
 	}
 	days, nod := pt.days, pt.nsOfDay
 	if pt.hasZone {
 		days, nod = shiftCivil(days, nod, -int64(pt.offset)*1e9)
 	}
-	return civil{days, nod}, true
+	return javatext.Civil{Days: days, NsOfDay: nod}, true
 }
 
 // parseZone reads Z, ±hh, ±hh:mm, ±hhmm (and ±hh:mm:ss) as seconds east
@@ -768,22 +769,22 @@ func parseZone(b []byte) (int, bool) {
 	if len(b) < 3 || (b[0] != '+' && b[0] != '-') {
 		return 0, false
 	}
-	c := cursor{b: b[1:]}
-	h, ok := c.digits(2, 2)
+	c := javatext.Cursor{B: b[1:]}
+	h, ok := c.Digits(2, 2)
 	if !ok {
 		return 0, false
 	}
 	m, s := 0, 0
-	if !c.done() {
-		c.lit(':')
-		if m, ok = c.digits(2, 2); !ok {
+	if !c.Done() {
+		c.Lit(':')
+		if m, ok = c.Digits(2, 2); !ok {
 			return 0, false
 		}
-		if !c.done() {
-			if !c.lit(':') {
+		if !c.Done() {
+			if !c.Lit(':') {
 				return 0, false
 			}
-			if s, ok = c.digits(2, 2); !ok || !c.done() {
+			if s, ok = c.Digits(2, 2); !ok || !c.Done() {
 				return 0, false
 			}
 		}
@@ -801,33 +802,33 @@ func parseZone(b []byte) (int, bool) {
 // parseProducerClock reads HH:mm[:ss[.f]] with an optional zone (Debezium's
 // ZonedTime), as nanoseconds of the day in UTC.
 func parseProducerClock(b []byte) (int64, bool) {
-	c := cursor{b: b}
-	h, ok1 := c.digits(2, 2)
-	if !ok1 || !c.lit(':') {
+	c := javatext.Cursor{B: b}
+	h, ok1 := c.Digits(2, 2)
+	if !ok1 || !c.Lit(':') {
 		return 0, false
 	}
-	mi, ok2 := c.digits(2, 2)
+	mi, ok2 := c.Digits(2, 2)
 	if !ok2 {
 		return 0, false
 	}
 	s, frac := 0, 0
-	if c.lit(':') {
+	if c.Lit(':') {
 		var ok bool
-		if s, ok = c.digits(2, 2); !ok {
+		if s, ok = c.Digits(2, 2); !ok {
 			return 0, false
 		}
-		frac, _ = c.fraction()
+		frac, _ = c.Fraction()
 	}
 	if h > 23 || mi > 59 || s > 59 {
 		return 0, false
 	}
 	ns := int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)
-	if !c.done() {
-		off, ok := parseZone(b[c.i:])
+	if !c.Done() {
+		off, ok := parseZone(b[c.I:])
 		if !ok {
 			return 0, false
 		}
-		ns = ((ns-int64(off)*1e9)%nanosPerDay + nanosPerDay) % nanosPerDay
+		ns = ((ns-int64(off)*1e9)%javatext.NanosPerDay + javatext.NanosPerDay) % javatext.NanosPerDay
 	}
 	return ns, true
 }
@@ -835,8 +836,8 @@ func parseProducerClock(b []byte) (int64, bool) {
 // shiftCivil adds ns nanoseconds to a day and time of day.
 func shiftCivil(days, nod, ns int64) (int64, int64) {
 	nod += ns
-	days += floorDiv(nod, nanosPerDay)
-	nod -= floorDiv(nod, nanosPerDay) * nanosPerDay
+	days += floorDiv(nod, javatext.NanosPerDay)
+	nod -= floorDiv(nod, javatext.NanosPerDay) * javatext.NanosPerDay
 	return days, nod
 }
 

@@ -1,7 +1,6 @@
-package decode
+package javatext
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -15,22 +14,22 @@ import (
 // matter (digits, separators, signs) so near misses are common.
 func TestFixedDateClockMatchGeneral(t *testing.T) {
 	same := func(t interface{ Fatalf(string, ...any) }, b []byte) {
-		if y, m, d, ok := fixedDate(b); ok {
-			c := cursor{b: b}
-			gy, gm, gd, gok := c.dateFields()
-			if !gok || c.i != 10 || gy != y || gm != m || gd != d {
-				t.Fatalf("fixedDate(%q) = %d-%d-%d; general %v %d-%d-%d at %d", b, y, m, d, gok, gy, gm, gd, c.i)
+		if y, m, d, ok := FixedDate(b); ok {
+			c := Cursor{B: b}
+			gy, gm, gd, gok := c.DateFields()
+			if !gok || c.I != 10 || gy != y || gm != m || gd != d {
+				t.Fatalf("FixedDate(%q) = %d-%d-%d; general %v %d-%d-%d at %d", b, y, m, d, gok, gy, gm, gd, c.I)
 			}
 		}
-		if h, mi, s, ok := fixedClock(b); ok {
-			c := cursor{b: b}
-			gh, ok1 := c.digits(2, 2)
-			ok2 := c.lit(':')
-			gmi, ok3 := c.digits(2, 2)
-			ok4 := c.lit(':')
-			gs, ok5 := c.digits(2, 2)
-			if !(ok1 && ok2 && ok3 && ok4 && ok5) || c.i != 8 || gh != h || gmi != mi || gs != s {
-				t.Fatalf("fixedClock(%q) = %d:%d:%d; general %d:%d:%d at %d", b, h, mi, s, gh, gmi, gs, c.i)
+		if h, mi, s, ok := FixedClock(b); ok {
+			c := Cursor{B: b}
+			gh, ok1 := c.Digits(2, 2)
+			ok2 := c.Lit(':')
+			gmi, ok3 := c.Digits(2, 2)
+			ok4 := c.Lit(':')
+			gs, ok5 := c.Digits(2, 2)
+			if !(ok1 && ok2 && ok3 && ok4 && ok5) || c.I != 8 || gh != h || gmi != mi || gs != s {
+				t.Fatalf("FixedClock(%q) = %d:%d:%d; general %d:%d:%d at %d", b, h, mi, s, gh, gmi, gs, c.I)
 			}
 		}
 	}
@@ -58,62 +57,29 @@ func TestFixedDateClockMatchGeneral(t *testing.T) {
 	})
 }
 
-// epochDays against the standard library, on both sides of its unsigned
+// EpochDays against the standard library, on both sides of its unsigned
 // fast case (years before 1 and after 2^32 take the signed formula).
 func TestEpochDays(t *testing.T) {
 	check := func(y, m, d int) {
 		want := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400
-		if got := epochDays(y, m, d); got != want {
-			t.Fatalf("epochDays(%d, %d, %d) = %d, want %d", y, m, d, got, want)
+		if got := EpochDays(y, m, d); got != want {
+			t.Fatalf("EpochDays(%d, %d, %d) = %d, want %d", y, m, d, got, want)
 		}
 	}
 	for _, y := range []int{-1_000_000, -401, -400, -1, 0, 1, 2, 1600, 1969, 1970, 2000, 2024, 9999, 1 << 32, 1<<32 + 1, 5_000_000_000} {
 		for m := 1; m <= 12; m++ {
 			check(y, m, 1)
-			check(y, m, daysIn(y, m))
+			check(y, m, DaysIn(y, m))
 		}
 	}
 	rapid.Check(t, func(t *rapid.T) {
 		y := rapid.IntRange(-3_000_000, 3_000_000).Draw(t, "y")
 		m := rapid.IntRange(1, 12).Draw(t, "m")
-		check(y, m, rapid.IntRange(1, daysIn(y, m)).Draw(t, "d"))
+		check(y, m, rapid.IntRange(1, DaysIn(y, m)).Draw(t, "d"))
 	})
 }
 
-// shortDecimalFloat against the DOUBLE converter's general path, bit for
-// bit, signed zeros included, on literals of up to 17 digits; it must
-// accept every literal of up to 15 digits without an exponent but the
-// integer -0.
-func TestShortDecimalFloat(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		lit := rapid.StringMatching(`-?(0|[1-9][0-9]{0,16})(\.[0-9]{1,17})?([eE][+-]?[0-9]{1,2})?`).Draw(t, "literal")
-		f, ok := shortDecimalFloat([]byte(lit))
-		digits := 0
-		for _, c := range lit {
-			if c >= '0' && c <= '9' {
-				digits++
-			}
-		}
-		short := digits <= 15 && !strings.ContainsAny(lit, "eE") && lit != "-0"
-		if ok != short {
-			t.Fatalf("%s: ok %v, want %v", lit, ok, short)
-		}
-		if !ok {
-			return
-		}
-		// The reference is the DOUBLE converter's general path.
-		text := []byte(lit)
-		if !isFloatLiteral(text) {
-			text = appendNumberText(nil, text, false)
-		}
-		want, wok := parseJavaFloat(text, 64)
-		if !wok || math.Float64bits(f) != math.Float64bits(want) {
-			t.Fatalf("%s: %v (%x), general path %v (%x)", lit, f, math.Float64bits(f), want, math.Float64bits(want))
-		}
-	})
-}
-
-// shortDecimal against decimalText (BigDecimal's rules, HALF_UP to the
+// ShortDecimal against DecimalText (BigDecimal's rules, HALF_UP to the
 // scale, NULL past the precision): whenever it reads a value, the general
 // path reads the same; and it reads every value that needs no rounding,
 // fits 18 digits and the precision.
@@ -122,12 +88,12 @@ func TestShortDecimal(t *testing.T) {
 		lit := rapid.StringMatching(`[+-]?[0-9]{0,20}(\.[0-9]{0,20})?([eE][+-]?[0-9])?`).Draw(t, "text")
 		p := rapid.IntRange(1, 38).Draw(t, "p")
 		s := rapid.IntRange(0, p).Draw(t, "s")
-		u, ok := shortDecimal([]byte(lit), p, s)
-		var d decimalText
-		gok := d.parse([]byte(lit))
+		u, ok := ShortDecimal([]byte(lit), p, s)
+		var d DecimalText
+		gok := d.Parse([]byte(lit))
 		var want decimal128.Num
 		if gok {
-			want, gok = d.toDecimal128(p, s)
+			want, gok = d.ToDecimal128(p, s)
 		}
 		if ok && (!gok || decimal128.FromI64(u) != want) {
 			t.Fatalf("%s as DECIMAL(%d, %d): %d; general %v %v", lit, p, s, u, want, gok)

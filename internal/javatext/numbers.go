@@ -1,4 +1,4 @@
-package decode
+package javatext
 
 import (
 	"math"
@@ -11,20 +11,20 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
-// decimalText is a decimal number as digits × 10^exp, parsed with Java's
+// DecimalText is a decimal number as digits × 10^exp, parsed with Java's
 // BigDecimal(String) grammar. It reuses its digit storage between calls.
-type decimalText struct {
-	neg    bool
-	digits []byte // no leading zeros; empty for zero
-	exp    int
+type DecimalText struct {
+	Neg    bool
+	Digits []byte // no leading zeros; empty for zero
+	Exp    int
 }
 
-// parse reads [+-]? (d+ (. d*)? | . d+) ([eE] [+-]? d+)? exactly, no spaces.
-func (d *decimalText) parse(s []byte) bool {
-	d.neg, d.digits, d.exp = false, d.digits[:0], 0
+// Parse reads [+-]? (d+ (. d*)? | . d+) ([eE] [+-]? d+)? exactly, no spaces.
+func (d *DecimalText) Parse(s []byte) bool {
+	d.Neg, d.Digits, d.Exp = false, d.Digits[:0], 0
 	i := 0
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		d.neg = s[i] == '-'
+		d.Neg = s[i] == '-'
 		i++
 	}
 	nd, frac := 0, 0
@@ -36,10 +36,10 @@ func (d *decimalText) parse(s []byte) bool {
 			if seenDot {
 				frac++
 			}
-			if c == '0' && len(d.digits) == 0 {
+			if c == '0' && len(d.Digits) == 0 {
 				continue // leading zero
 			}
-			d.digits = append(d.digits, c)
+			d.Digits = append(d.Digits, c)
 			continue
 		}
 		if c == '.' && !seenDot {
@@ -79,37 +79,37 @@ func (d *decimalText) parse(s []byte) bool {
 	if i != len(s) {
 		return false
 	}
-	d.exp = exp - frac
+	d.Exp = exp - frac
 	return true
 }
 
-func (d *decimalText) stripTrailingZeros() {
-	for len(d.digits) > 0 && d.digits[len(d.digits)-1] == '0' {
-		d.digits = d.digits[:len(d.digits)-1]
-		d.exp++
+func (d *DecimalText) StripTrailingZeros() {
+	for len(d.Digits) > 0 && d.Digits[len(d.Digits)-1] == '0' {
+		d.Digits = d.Digits[:len(d.Digits)-1]
+		d.Exp++
 	}
-	if len(d.digits) == 0 {
-		d.exp = 0
+	if len(d.Digits) == 0 {
+		d.Exp = 0
 	}
 }
 
-// appendString writes BigDecimal.toString of the value.
-func (d *decimalText) appendString(dst []byte) []byte {
-	if len(d.digits) == 0 {
-		if d.exp >= 0 {
+// AppendString writes BigDecimal.toString of the value.
+func (d *DecimalText) AppendString(dst []byte) []byte {
+	if len(d.Digits) == 0 {
+		if d.Exp >= 0 {
 			return append(dst, '0')
 		}
-		return arrowconv.AppendBigDecimal(dst, false, []byte{'0'}, -d.exp)
+		return arrowconv.AppendBigDecimal(dst, false, []byte{'0'}, -d.Exp)
 	}
-	return arrowconv.AppendBigDecimal(dst, d.neg, d.digits, -d.exp)
+	return arrowconv.AppendBigDecimal(dst, d.Neg, d.Digits, -d.Exp)
 }
 
-// toDecimal128 rounds the value to scale with HALF_UP and returns it as an
+// ToDecimal128 rounds the value to scale with HALF_UP and returns it as an
 // unscaled 128-bit integer. ok is false when the rounded value needs more
 // than precision digits: Flink then yields NULL, silently.
-func (d *decimalText) toDecimal128(precision, scale int) (decimal128.Num, bool) {
-	digits := d.digits
-	shift := d.exp + scale
+func (d *DecimalText) ToDecimal128(precision, scale int) (decimal128.Num, bool) {
+	digits := d.Digits
+	shift := d.Exp + scale
 	var roundUp bool
 	if shift < 0 {
 		drop := -shift
@@ -130,10 +130,10 @@ func (d *decimalText) toDecimal128(precision, scale int) (decimal128.Num, bool) 
 	}
 	var hi, lo uint64
 	for _, c := range digits {
-		hi, lo = mul10add(hi, lo, uint64(c-'0'))
+		hi, lo = Mul10Add(hi, lo, uint64(c-'0'))
 	}
 	for k := 0; k < shift && len(digits) > 0; k++ {
-		hi, lo = mul10add(hi, lo, 0)
+		hi, lo = Mul10Add(hi, lo, 0)
 	}
 	if roundUp {
 		var carry uint64
@@ -144,13 +144,13 @@ func (d *decimalText) toDecimal128(precision, scale int) (decimal128.Num, bool) 
 	if digitCount(hi, lo) > precision {
 		return decimal128.Num{}, false
 	}
-	if d.neg {
+	if d.Neg {
 		num = num.Negate()
 	}
 	return num, true
 }
 
-func mul10add(hi, lo, add uint64) (uint64, uint64) {
+func Mul10Add(hi, lo, add uint64) (uint64, uint64) {
 	h, l := bits.Mul64(lo, 10)
 	h += hi * 10
 	var carry uint64
@@ -177,9 +177,9 @@ func digitCount(hi, lo uint64) int {
 	return len(b.String())
 }
 
-// parseJavaInt is Integer.parseInt / Long.parseLong / Short / Byte: an
+// ParseInt is Integer.parseInt / Long.parseLong / Short / Byte: an
 // optional sign and ASCII digits, with range checking for bits.
-func parseJavaInt(s []byte, bitSize int) (int64, bool) {
+func ParseInt(s []byte, bitSize int) (int64, bool) {
 	if len(s) == 0 {
 		return 0, false
 	}
@@ -213,11 +213,11 @@ func parseJavaInt(s []byte, bitSize int) (int64, bool) {
 	return int64(u), true
 }
 
-// plainDecimal reads -?digits[.digits] (a digit on each side of the point)
+// PlainDecimal reads -?digits[.digits] (a digit on each side of the point)
 // of at most 18 digits: the digits as one integer, whether it is negative,
 // how many digits there are and how many follow the point (-1 without a
 // point). ok false for anything else: more digits, an exponent, other text.
-func plainDecimal(b []byte) (m uint64, neg bool, digits, frac int, ok bool) {
+func PlainDecimal(b []byte) (m uint64, neg bool, digits, frac int, ok bool) {
 	i := 0
 	if len(b) > 0 && b[0] == '-' {
 		i, neg = 1, true
@@ -244,13 +244,13 @@ func plainDecimal(b []byte) (m uint64, neg bool, digits, frac int, ok bool) {
 	return m, neg, digits, frac, true
 }
 
-// shortDecimalFloat reads the JSON number literal v (already validated)
+// ShortDecimalFloat reads the JSON number literal v (already validated)
 // as a double when it is -?digits[.digits] with at most 15 digits: such a
 // value and the power of ten dividing it are exact doubles, so one
 // division gives the correctly rounded result Double.parseDouble (and
-// Jackson) give. ok false leaves anything else to parseJavaFloat.
-func shortDecimalFloat(v []byte) (float64, bool) {
-	m, neg, digits, frac, ok := plainDecimal(v)
+// Jackson) give. ok false leaves anything else to ParseFloat.
+func ShortDecimalFloat(v []byte) (float64, bool) {
+	m, neg, digits, frac, ok := PlainDecimal(v)
 	if !ok || digits > 15 || (neg && m == 0 && frac < 0) {
 		return 0, false // the integer -0 reads as 0 (Jackson's IntNode): the general path
 	}
@@ -266,13 +266,13 @@ func shortDecimalFloat(v []byte) (float64, bool) {
 
 var exactPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
-// shortDecimal reads text of the form -?digits[.digits], at most 18
+// ShortDecimal reads text of the form -?digits[.digits], at most 18
 // digits with no more fraction digits than scale s, as its unscaled value
 // at scale s when that fits precision p: no rounding, no exponent, no
-// overflow to decide. ok false leaves the rest to decimalText, which
+// overflow to decide. ok false leaves the rest to DecimalText, which
 // BigDecimal's rules are written in.
-func shortDecimal(text []byte, p, s int) (int64, bool) {
-	u, neg, digits, frac, ok := plainDecimal(text)
+func ShortDecimal(text []byte, p, s int) (int64, bool) {
+	u, neg, digits, frac, ok := PlainDecimal(text)
 	frac = max(frac, 0)
 	if !ok || frac > s || digits+s-frac > 18 {
 		return 0, false
@@ -292,11 +292,11 @@ func shortDecimal(text []byte, p, s int) (int64, bool) {
 
 var exactPow10Int = [...]int64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
 
-// parseJavaFloat is Float.parseFloat / Double.parseDouble on trimmed text:
+// ParseFloat is Float.parseFloat / Double.parseDouble on trimmed text:
 // decimal or hex literals with an optional f/F/d/D suffix, "NaN",
 // "Infinity", each with an optional sign. Overflow gives ±Infinity.
-func parseJavaFloat(s []byte, bitSize int) (float64, bool) {
-	s = javaTrim(s)
+func ParseFloat(s []byte, bitSize int) (float64, bool) {
+	s = Trim(s)
 	if len(s) == 0 {
 		return 0, false
 	}
@@ -374,13 +374,13 @@ func validDecFloat(b []byte) bool {
 
 func validHexFloat(b []byte) bool {
 	i, nd := 0, 0
-	for i < len(b) && hexVal(b[i]) >= 0 {
+	for i < len(b) && HexVal(b[i]) >= 0 {
 		i++
 		nd++
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
-		for i < len(b) && hexVal(b[i]) >= 0 {
+		for i < len(b) && HexVal(b[i]) >= 0 {
 			i++
 			nd++
 		}
@@ -400,7 +400,7 @@ func validHexFloat(b []byte) bool {
 	return ne > 0 && i == len(b)
 }
 
-func hexVal(c byte) int {
+func HexVal(c byte) int {
 	switch {
 	case c >= '0' && c <= '9':
 		return int(c - '0')
@@ -412,8 +412,8 @@ func hexVal(c byte) int {
 	return -1
 }
 
-// javaTrim is String.trim: it strips every byte <= ' ' at both ends.
-func javaTrim(b []byte) []byte {
+// Trim is String.trim: it strips every byte <= ' ' at both ends.
+func Trim(b []byte) []byte {
 	i, j := 0, len(b)
 	for i < j && b[i] <= ' ' {
 		i++
@@ -422,4 +422,15 @@ func javaTrim(b []byte) []byte {
 		j--
 	}
 	return b[i:j]
+}
+
+// IsFloatLiteral reports whether a JSON number has a fraction or exponent,
+// which makes Jackson read it as a double (or an exact decimal).
+func IsFloatLiteral(n []byte) bool {
+	for _, c := range n {
+		if c == '.' || c == 'e' || c == 'E' {
+			return true
+		}
+	}
+	return false
 }
