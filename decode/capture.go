@@ -155,7 +155,7 @@ func (d *base) rowFieldsOf() {
 // It returns the index after the root object.
 func (d *base) capture(i int) (int, error) {
 	d.resetCapture()
-	if d.format.unit.traits().plain {
+	if d.cx.traits.plain {
 		return d.captureRow(i)
 	}
 	if !d.plain {

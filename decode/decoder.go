@@ -398,7 +398,7 @@ func (d *base) decode(msg []byte) (Outcome, error) {
 		if err != nil {
 			return 0, err
 		}
-		if d.format.unit.traits().plain && v.t == jsonparser.Null {
+		if d.cx.traits.plain && v.t == jsonparser.Null {
 			return Blank, nil // plain json: a null message gives no row
 		}
 		return 0, &msgError{off: i, err: errorf(ErrMalformed, "the message is not a JSON object")}
