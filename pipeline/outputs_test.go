@@ -140,7 +140,7 @@ func (w *fakeTableWriter) FlushRowGroup() error                           { w.fl
 // routedBudget; the largest ends its row group first.
 func TestBoundWriters(t *testing.T) {
 	a, b, c := &fakeTableWriter{buffered: routedBudget / 2}, &fakeTableWriter{buffered: routedBudget / 3}, &fakeTableWriter{buffered: routedBudget / 4}
-	fr := &fileRun{writers: map[int]writer.Writer{1: a, 2: b, 3: c}}
+	fr := &fileRun{routedRun: routedRun{writers: map[int]writer.Writer{1: a, 2: b, 3: c}}}
 	if err := fr.boundWriters(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func (w *fakeRoomWriter) Shrink() error { w.shrinks++; w.room = 0; return nil }
 func TestBoundWritersRoom(t *testing.T) {
 	cur := &fakeRoomWriter{room: routedRoom}
 	a, b := &fakeRoomWriter{room: routedRoom / 2}, &fakeRoomWriter{room: routedRoom / 4}
-	fr := &fileRun{writers: map[int]writer.Writer{1: cur, 2: a, 3: b}}
+	fr := &fileRun{routedRun: routedRun{writers: map[int]writer.Writer{1: cur, 2: a, 3: b}}}
 	if err := fr.boundWriters(cur); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestBoundWritersKeepsMeasures(t *testing.T) {
 	}
 	got, gotMap := mk()
 	want, _ := mk()
-	fr := &fileRun{writers: gotMap}
+	fr := &fileRun{routedRun: routedRun{writers: gotMap}}
 	// The reference: every writer measured afresh.
 	reference := func(cur *countingWriter) {
 		for {

@@ -169,8 +169,11 @@ feeding:
 // again is another attempt at fr's input, with the tables snap, and its
 // own assembler; strict makes it optimistic again (after sampleNewTables).
 func (r *run) again(ctx context.Context, fr *fileRun, snap map[infer.Key]*tableRun, strict bool) *fileRun {
-	n := &fileRun{idx: fr.idx, turn: fr.turn, file: fr.file, key: fr.key, stem: fr.stem, results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{}),
-		format: fr.format, schemaInclude: fr.schemaInclude, tables: snap, stream: fr.stream}
+	n := &fileRun{
+		inputRun:  inputRun{idx: fr.idx, turn: fr.turn, file: fr.file, key: fr.key, stem: fr.stem, stream: fr.stream},
+		feedRun:   feedRun{results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{})},
+		routedRun: routedRun{format: fr.format, schemaInclude: fr.schemaInclude, tables: snap},
+	}
 	if snap == nil {
 		n.tables = fr.tables // the input fails as it is; this attempt reports it
 	}

@@ -321,7 +321,10 @@ func (r *run) convert(p *inputPlan) error {
 	g.Go(func() error {
 		defer close(r.jobs)
 		for i, f := range p.files {
-			fr := &fileRun{idx: p.order[i], turn: i, file: f, key: p.keys[i], stem: p.stems[i], results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{})}
+			fr := &fileRun{
+				inputRun: inputRun{idx: p.order[i], turn: i, file: f, key: p.keys[i], stem: p.stems[i]},
+				feedRun:  feedRun{results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{})},
+			}
 			if st != nil {
 				fr.stream = st.files[i]
 			} else if r.router == nil {

@@ -61,6 +61,21 @@ func (r *run) addTable(name string) {
 
 // fileRun is one input file on its way through the pool.
 type fileRun struct {
+	inputRun
+	feedRun
+	routedRun
+	// Iceberg: the input's data files, by table (0: the one table of a
+	// conversion with a schema); turnGiven: its turn was passed on (the
+	// next input may finish).
+	lakeOuts  map[int]*lakeOut
+	turnGiven bool
+	// hive are the input's partitioned Parquet outputs, by the placeholder
+	// in outputs that their files replace once closed.
+	hive map[string]*hiveOut
+}
+
+// inputRun is what an input is and what it made.
+type inputRun struct {
 	idx     int
 	turn    int // its place among the inputs converted: upsert commits go in this order
 	file    reader.File
@@ -72,25 +87,32 @@ type fileRun struct {
 	// readSize and readMod are what the read covered: the bytes as
 	// stored, and the modification time that goes with them (0: unknown).
 	readSize, readMod int64
-	feedErr           error
 	info              decode.FileInfo
-	results           chan chunkResult // unordered; never blocks (one slot per token)
-	fed               chan int         // the number of chunks, once all are fed
-	sent              int              // chunks handed to the workers (the feeder's; read after fed)
-	// stop is closed by the assembler when it gives the input up (it
-	// failed): the feeder stops, and what is in flight is drained.
-	stop    chan struct{}
-	w       writer.Writer // file output, or nil
-	stream  chan taggedRec
-	recycle func([]byte)
+	w                 writer.Writer // file output, or nil
+	stream            chan taggedRec
 	// nonNull[c] is set once physical column c (schema index) held a value;
 	// first is the file's first message that gave rows.
 	nonNull []bool
 	first   []byte
+}
 
-	// Routed conversion: the input's format, its tables as this attempt
-	// sees them, whether the attempt is the strict optimistic one (its
-	// verdict then goes to the feeder), and its writers by table.
+// feedRun is an input's way through the pool: the feeder's chunks and
+// the workers' results.
+type feedRun struct {
+	feedErr error
+	results chan chunkResult // unordered; never blocks (one slot per token)
+	fed     chan int         // the number of chunks, once all are fed
+	sent    int              // chunks handed to the workers (the feeder's; read after fed)
+	// stop is closed by the assembler when it gives the input up (it
+	// failed): the feeder stops, and what is in flight is drained.
+	stop    chan struct{}
+	recycle func([]byte)
+}
+
+// routedRun is an input of a routed conversion: its format, its tables
+// as this attempt sees them, whether the attempt is the strict optimistic
+// one (its verdict then goes to the feeder), and its writers by table.
+type routedRun struct {
 	format        *decode.Format
 	schemaInclude bool
 	tables        map[infer.Key]*tableRun
@@ -107,14 +129,6 @@ type fileRun struct {
 	loads      map[writer.Writer]writerLoad // the writers' last measures (boundWriters)
 	touched    []*tableRun
 	tableStats map[int]*TableStats
-	// lakeOuts are the input's Iceberg data files, by table (0: the one
-	// table of a conversion with a schema).
-	lakeOuts map[int]*lakeOut
-	// turnGiven: its upsert turn was passed on (the next input may finish).
-	turnGiven bool
-	// hive are the input's partitioned Parquet outputs, by the placeholder
-	// in outputs that their files replace once closed.
-	hive map[string]*hiveOut
 }
 
 type chunkJob struct {
