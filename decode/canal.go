@@ -362,11 +362,7 @@ func (canalUnit) guess(g *Guesser, _ bool, msg []byte) (ns, table []byte, esc, o
 	return g.canal(msg)
 }
 
-func (canalUnit) routed(d *base) (ns, table []byte, esc, ok bool) {
-	db, ok1 := routedString(d.get(d.routeDB))
-	tb, ok2 := routedString(d.get(d.routeTable))
-	return db, tb, hasEscape(db) || hasEscape(tb), ok1 || ok2
-}
+func (canalUnit) routed(d *base) (ns, table []byte, esc, ok bool) { return routedDBTable(d) }
 
 func (canalUnit) unknownOpHint() string {
 	return "Flink's canal-json skips only CREATE among Canal's DDL and control messages: --semantics producer counts the others as control messages and goes on (or ignore-parse-errors drops them, dead-lettered)"

@@ -178,9 +178,7 @@ func (u maxwellUnit) guess(g *Guesser, schemaInclude bool, msg []byte) (ns, tabl
 	return u.route(schemaInclude, msg)
 }
 
-func (maxwellUnit) routed(d *base) (ns, table []byte, esc, ok bool) {
-	return canalUnit{}.routed(d)
-}
+func (maxwellUnit) routed(d *base) (ns, table []byte, esc, ok bool) { return routedDBTable(d) }
 
 func (maxwellUnit) unknownOpHint() string {
 	return "Flink's maxwell-json knows only insert, update and delete: --semantics producer reads bootstrap-insert rows and counts DDL and bootstrap markers as control messages (or ignore-parse-errors drops them, dead-lettered)"

@@ -255,6 +255,14 @@ func routeDBTable(msg []byte) (ns, table []byte, esc, ok bool) {
 	return v[0], v[1], e[0] || e[1], found[0] || found[1]
 }
 
+// routedDBTable is the captured top-level "database" and "table" (Canal,
+// Maxwell).
+func routedDBTable(d *base) (ns, table []byte, esc, ok bool) {
+	db, ok1 := routedString(d.get(d.routeDB))
+	tb, ok2 := routedString(d.get(d.routeTable))
+	return db, tb, hasEscape(db) || hasEscape(tb), ok1 || ok2
+}
+
 // routedString is a captured envelope field as a routing name.
 func routedString(s slot) ([]byte, bool) {
 	if s.t != jsonparser.String {

@@ -339,11 +339,21 @@ func (c *Config) defaults() {
 // OwnDirs are the directories a run writes to (outputs, dead letters,
 // failed and done inputs), which are never inputs.
 func (c *Config) OwnDirs() []string {
-	dirs := []string{c.OutDir, c.DeadLetterDir, c.FailedDir}
+	dirs := append([]string{c.OutDir, c.DeadLetterDir}, c.moveDirs()...)
+	return slices.DeleteFunc(dirs, func(d string) bool { return d == "" })
+}
+
+// moveDirs are where inputs go once converted (OnSuccess move=DIR) or
+// failed (FailedDir).
+func (c *Config) moveDirs() []string {
+	var dirs []string
+	if c.FailedDir != "" {
+		dirs = append(dirs, c.FailedDir)
+	}
 	if d, ok := strings.CutPrefix(c.OnSuccess, "move="); ok {
 		dirs = append(dirs, d)
 	}
-	return slices.DeleteFunc(dirs, func(d string) bool { return d == "" })
+	return dirs
 }
 
 // Output kinds besides the format names.

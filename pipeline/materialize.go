@@ -88,8 +88,12 @@ func (r *run) materializeTables(ctx context.Context) error {
 		}
 	}
 	entries := r.journal.Entries()
+	truncs := make([][]Truncate, len(entries)) // each entry's, decoded once for every table
+	for i, e := range entries {
+		truncs[i] = truncatesOf(e)
+	}
 	for _, j := range jobs {
-		mt, err := r.materializeTable(ctx, j.key, j.dir, j.dirs, j.schema, entries)
+		mt, err := r.materializeTable(ctx, j.key, j.dir, j.dirs, j.schema, entries, truncs)
 		if err != nil {
 			return fmt.Errorf("current state of %s: %w", j.key, err)
 		}
@@ -136,7 +140,7 @@ func (r *run) changeIn(dir, rel string) bool {
 	return !(strings.Contains(sub, "/") && outdir.IsVersionDir(first)) && first != outdir.CurrentDir
 }
 
-func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, dirs []string, s *arrowconv.Schema, entries []outdir.Entry) (*MaterializedTable, error) {
+func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, dirs []string, s *arrowconv.Schema, entries []outdir.Entry, truncs [][]Truncate) (*MaterializedTable, error) {
 	cfg := r.cfg
 	cur := filepath.Join(cfg.OutDir, outdir.SnapshotDir(dir))
 	var st snapshotState
@@ -190,7 +194,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 	// gone (its input was converted again, or now has no rows of this
 	// table), the state is built again from the changes there are.
 	live := map[string]bool{}
-	for _, e := range entries {
+	for i, e := range entries {
 		if e.Status != outdir.StatusOK {
 			continue
 		}
@@ -199,7 +203,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 				live[filepath.ToSlash(o)+"#"+e.Hash] = true
 			}
 		}
-		for _, t := range truncatesOf(e) {
+		for _, t := range truncs[i] {
 			if t.Table == key.String() {
 				live[fmt.Sprintf("truncate %s#%s:%d", e.Path, e.Hash, t.Line)] = true
 			}
@@ -217,7 +221,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 	}
 	var changes []string
 	var trunc *materialize.Truncate
-	for _, e := range entries {
+	for i, e := range entries {
 		if e.Status != outdir.StatusOK {
 			continue
 		}
@@ -232,7 +236,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 		}
 		// The input's last truncate of this table empties it there (an
 		// input may truncate a table it has no rows of).
-		for _, t := range truncatesOf(e) {
+		for _, t := range truncs[i] {
 			tid := fmt.Sprintf("truncate %s#%s:%d", e.Path, e.Hash, t.Line)
 			if t.Table != key.String() || folded[tid] {
 				continue

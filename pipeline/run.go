@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -62,14 +61,7 @@ func (r *run) cleanUp() {
 // and opens the sink and the router.
 func (r *run) start(files []reader.File) ([]reader.File, error) {
 	cfg := r.cfg
-	var moveDirs []string
-	if d, ok := strings.CutPrefix(cfg.OnSuccess, "move="); ok {
-		moveDirs = append(moveDirs, d)
-	}
-	if cfg.FailedDir != "" {
-		moveDirs = append(moveDirs, cfg.FailedDir)
-	}
-	if err := outdir.CheckInputMoves(files, moveDirs); err != nil {
+	if err := outdir.CheckInputMoves(files, cfg.moveDirs()); err != nil {
 		return nil, err
 	}
 	if cfg.Shard.Sharded() {
