@@ -575,7 +575,7 @@ func (p *parser) baseType() (Type, error) {
 		n, err := p.optLen(1)
 		return Type{Kind: VarChar, Precision: n}, err
 	case "STRING":
-		return Type{Kind: String, Precision: 1<<31 - 1}, nil
+		return Of(String), nil
 	case "BINARY":
 		n, err := p.optLen(1)
 		return Type{Kind: Binary, Precision: n}, err
@@ -583,7 +583,7 @@ func (p *parser) baseType() (Type, error) {
 		n, err := p.optLen(1)
 		return Type{Kind: VarBinary, Precision: n}, err
 	case "BYTES":
-		return Type{Kind: Bytes, Precision: 1<<31 - 1}, nil
+		return Of(Bytes), nil
 	case "DATE":
 		return Type{Kind: Date}, nil
 	case "TIME":

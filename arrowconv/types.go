@@ -49,6 +49,27 @@ type Type struct {
 	Fields    []Field // ROW fields
 }
 
+// MaxLength is the length of Flink's STRING and BYTES: VARCHAR and
+// VARBINARY at their longest.
+const MaxLength = 1<<31 - 1
+
+// Of is the type of kind k with the parameters given, in the order Flink
+// writes them (DECIMAL(p, s), TIME(p), VARCHAR(n)). STRING and BYTES take
+// MaxLength.
+func Of(k Kind, params ...int) Type {
+	t := Type{Kind: k}
+	if k == String || k == Bytes {
+		t.Precision = MaxLength
+	}
+	if len(params) > 0 {
+		t.Precision = params[0]
+	}
+	if len(params) > 1 {
+		t.Scale = params[1]
+	}
+	return t
+}
+
 // Field is a named column, or a field of a ROW type.
 type Field struct {
 	Name string

@@ -367,3 +367,46 @@ func (canalUnit) routed(d *base) (ns, table []byte, esc, ok bool) { return route
 func (canalUnit) unknownOpHint() string {
 	return "Flink's canal-json skips only CREATE among Canal's DDL and control messages: --semantics producer counts the others as control messages and goes on (or ignore-parse-errors drops them, dead-lettered)"
 }
+
+var canalEvidence = [][]string{{"database"}, {"table"}, {"type"}, {"es"}, {"id"}, {"isDdl"}, {"pkNames"}, {"mysqlType"}, {"data"}}
+
+func (canalUnit) observe(_ bool, msg []byte, o *Observation) bool {
+	f := o.fields[:len(canalEvidence)]
+	pick(msg, f, canalEvidence)
+	o.NS, o.Table = f[0].str(&o.ns), f[1].str(&o.name)
+	o.Event, o.Milli = true, f[3].int()
+	if f[3].ok || f[4].ok { // messages cut to data and type have no position
+		o.pos = strconv.AppendInt(append(o.pos, "es="...), o.Milli, 10)
+		o.pos = strconv.AppendInt(append(o.pos, " id="...), f[4].int(), 10)
+	}
+	o.Position = o.pos
+	if isDdl := string(f[5].of(jsonparser.Boolean)) == "true"; !isDdl {
+		o.Op = f[2].op("INSERT", "", "UPDATE", "DELETE")
+	}
+	if o.Op == 0 {
+		o.Control = f[2].text()
+		return true
+	}
+	o.PrimaryKey, o.Types = f[6].of(jsonparser.Array), f[7].of(jsonparser.Object)
+	if data := f[8].of(jsonparser.Array); data != nil {
+		jsonparser.ArrayEach(data, func(row []byte, t jsonparser.ValueType, _ int, _ error) {
+			if t == jsonparser.Object {
+				o.Images = append(o.Images, row)
+			}
+		})
+	}
+	o.Changes = len(o.Images)
+	return true
+}
+
+// declared reads a mysqlType object.
+func (canalUnit) declared(types []byte, yield func([]byte, arrowconv.Type, string)) {
+	jsonparser.ObjectEach(types, func(col, v []byte, vt jsonparser.ValueType, _ int) error {
+		if vt == jsonparser.String {
+			if at, ok := MySQLType(string(v)); ok {
+				yield(col, at, "mysqlType "+string(v))
+			}
+		}
+		return nil
+	})
+}

@@ -536,3 +536,101 @@ var debeziumPositions = map[string][]string{
 	"oracle":     {"commit_scn", "scn"},
 	"mongodb":    {"ts_ms", "ord"},
 }
+
+var (
+	debeziumEvidence = [][]string{{"source"}, {"op"}, {"before"}, {"after"}}
+	sourceEvidence   = [][]string{{"schema"}, {"db"}, {"table"}, {"collection"}, {"ts_ms"}}
+)
+
+func (debeziumUnit) observe(schemaInclude bool, msg []byte, o *Observation) bool {
+	body := msg
+	if schemaInclude {
+		v, t, _, err := jsonparser.Get(msg, "payload")
+		if err != nil || t != jsonparser.Object {
+			o.Control = "(no payload)" // not an envelope: inspect has the decoder judge it
+			return true
+		}
+		body = v
+	}
+	f := o.fields[:len(debeziumEvidence)]
+	pick(body, f, debeziumEvidence)
+	var src [5]picked
+	source := f[0].of(jsonparser.Object)
+	if source != nil {
+		pick(source, src[:], sourceEvidence)
+		if slowObserve {
+			o.pos = append(o.pos, DebeziumPosition(source)...)
+		} else {
+			o.pos = AppendDebeziumPosition(o.pos, source)
+		}
+	}
+	if o.NS = src[0].str(&o.ns); len(o.NS) == 0 {
+		o.NS = src[1].str(&o.ns)
+	}
+	if o.Table = src[2].str(&o.name); len(o.Table) == 0 {
+		o.Table = src[3].str(&o.name) // MongoDB
+	}
+	o.Event, o.Milli, o.Position = true, src[4].int(), o.pos
+	if o.Op = f[1].op("c", "r", "u", "d"); o.Op == 0 {
+		if o.Control = f[1].text(); o.Control == "" {
+			o.Control = debeziumControl(body)
+		}
+		return true
+	}
+	o.Changes = 1
+	if schemaInclude {
+		if schema, t, _, err := jsonparser.Get(msg, "schema"); err == nil && t == jsonparser.Object {
+			o.Types = schema
+		}
+	}
+	for i, img := range f[2:4] {
+		row := img.of(jsonparser.Object)
+		if s := img.of(jsonparser.String); s != nil {
+			row = unescapeDoc(s) // MongoDB: the document as JSON text
+		}
+		if row != nil {
+			o.Images = append(o.Images, row)
+			if o.Op == 'D' && i == 0 {
+				o.KeyImage = row
+			}
+		}
+	}
+	return true
+}
+
+// debeziumControl names a Debezium record without an op as conversion
+// counts it: a transaction marker, a schema change, or "(no op)".
+func debeziumControl(body []byte) string {
+	if st, _ := jsonparser.GetString(body, "status"); st == "BEGIN" || st == "END" {
+		return "transaction " + st
+	}
+	for _, k := range []string{"ddl", "tableChanges"} {
+		if _, _, _, err := jsonparser.Get(body, k); err == nil {
+			return "schema change"
+		}
+	}
+	return "(no op)"
+}
+
+// declared reads the before and after fields of a Connect schema.
+func (debeziumUnit) declared(schema []byte, yield func([]byte, arrowconv.Type, string)) {
+	jsonparser.ArrayEach(schema, func(f []byte, _ jsonparser.ValueType, _ int, _ error) {
+		if name, _ := jsonparser.GetString(f, "field"); name != "after" && name != "before" {
+			return
+		}
+		jsonparser.ArrayEach(f, func(c []byte, _ jsonparser.ValueType, _ int, _ error) {
+			str := func(path ...string) string {
+				s, _ := jsonparser.GetString(c, path...)
+				return s
+			}
+			col, ltype, typ := str("field"), str("name"), str("type")
+			if at, ok := ConnectType(typ, ltype, str("parameters", "scale"), str("parameters", "connect.decimal.precision")); ok && col != "" {
+				ev := "Connect " + typ
+				if ltype != "" {
+					ev = "Connect " + ltype
+				}
+				yield([]byte(col), at, ev)
+			}
+		}, "fields")
+	}, "fields")
+}

@@ -109,7 +109,7 @@ func Formats() []*Format { return formats }
 var (
 	ltz3 = arrowconv.Type{Kind: arrowconv.TimestampLTZ, Precision: 3}
 	ltz6 = arrowconv.Type{Kind: arrowconv.TimestampLTZ, Precision: 6}
-	str  = arrowconv.Type{Kind: arrowconv.String, Precision: 1<<31 - 1}
+	str  = arrowconv.Of(arrowconv.String)
 	strs = arrowconv.Type{Kind: arrowconv.Array, Elem: &str}
 )
 

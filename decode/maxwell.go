@@ -224,3 +224,62 @@ func (d *base) bindMaxwellPosition(m *metaCol, field func(string) func() ([]byte
 	}
 	return nil
 }
+
+var maxwellEvidence = [][]string{{"database"}, {"table"}, {"type"}, {"ts"}, {"position"}, {"xid"}, {"xoffset"}, {"primary_key_columns"}, {"data"}, {"def"}}
+
+func (maxwellUnit) observe(_ bool, msg []byte, o *Observation) bool {
+	f := o.fields[:len(maxwellEvidence)]
+	pick(msg, f, maxwellEvidence)
+	o.NS, o.Table = f[0].str(&o.ns), f[1].str(&o.name)
+	o.Op = f[2].op("insert", "bootstrap-insert", "update", "delete")
+	sep := func() {
+		if len(o.pos) > 0 {
+			o.pos = append(o.pos, ' ')
+		}
+	}
+	if p := f[4].of(jsonparser.String); len(p) > 0 {
+		o.pos = append(append(o.pos, "position="...), f[4].str(&o.tmp)...)
+	}
+	if f[5].ok {
+		sep()
+		o.pos = append(append(o.pos, "xid="...), f[5].v...)
+	}
+	if f[6].ok {
+		sep()
+		o.pos = append(append(o.pos, "xoffset="...), f[6].v...)
+	}
+	o.Event, o.Milli, o.Position = true, maxwellMilli(f[3].int()), o.pos
+	if o.Op == 0 {
+		o.Control = f[2].text()
+		// A DDL record's "def" is the table as it is now: its columns'
+		// MySQL types are the best evidence there is.
+		if def := f[9].of(jsonparser.Object); def != nil && strings.HasPrefix(o.Control, "table-") {
+			o.Types = def
+			if pk, t, _, err := jsonparser.Get(def, "primary-key"); err == nil && t == jsonparser.Array {
+				o.PrimaryKey = pk
+			}
+		}
+		return true
+	}
+	o.PrimaryKey = f[7].of(jsonparser.Array)
+	if data := f[8].of(jsonparser.Object); data != nil {
+		o.Images = append(o.Images, data)
+	}
+	o.Changes = 1
+	return true
+}
+
+// declared reads the columns of a DDL record's def.
+func (maxwellUnit) declared(def []byte, yield func([]byte, arrowconv.Type, string)) {
+	jsonparser.ArrayEach(def, func(c []byte, _ jsonparser.ValueType, _ int, _ error) {
+		name, _ := jsonparser.GetString(c, "name")
+		signed, err := jsonparser.GetBoolean(c, "signed")
+		prec, _ := jsonparser.GetInt(c, "precision")
+		scale, _ := jsonparser.GetInt(c, "scale")
+		length, _ := jsonparser.GetInt(c, "column-length")
+		ct, _ := jsonparser.GetString(c, "type")
+		if at, ok := MaxwellDefType(ct, signed, err == nil, int(prec), int(scale), int(length)); ok && name != "" {
+			yield([]byte(name), at, "Maxwell DDL def "+ct)
+		}
+	}, "columns")
+}

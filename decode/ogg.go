@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -172,7 +173,10 @@ func appendMicros(dst []byte, us int64, sep byte) []byte {
 }
 
 // oggUnit is ogg-json's unit (unit.go).
-type oggUnit struct{ noHint }
+type oggUnit struct {
+	noHint
+	noTypes
+}
 
 func (oggUnit) newDecoder(b *base) opDecoder          { return &ogg{base: b} }
 func (oggUnit) newEncoder(e *Encoder) envelopeEncoder { return &oggEnc{e} }
@@ -223,4 +227,28 @@ func (oggUnit) routed(d *base) (ns, table []byte, esc, ok bool) {
 
 func (oggUnit) unknownOpHint() string {
 	return "Flink's ogg-json knows only the op_types I, U and D: --semantics producer counts truncates (T) as control messages (or ignore-parse-errors drops them, dead-lettered)"
+}
+
+var oggEvidence = [][]string{{"table"}, {"op_type"}, {"op_ts"}, {"pos"}, {"primary_keys"}, {"before"}, {"after"}}
+
+func (oggUnit) observe(_ bool, msg []byte, o *Observation) bool {
+	f := o.fields[:len(oggEvidence)]
+	pick(msg, f, oggEvidence)
+	o.Table = f[0].str(&o.name)
+	if i := bytes.IndexByte(o.Table, '.'); i >= 0 {
+		o.NS, o.Table = o.Table[:i], o.Table[i+1:] // SCHEMA.TABLE
+	}
+	o.pos = append(append(o.pos, "pos="...), f[3].str(&o.tmp)...)
+	o.Event, o.Milli, o.Position = true, oggMilli(f[2].str(&o.tmp)), o.pos
+	if o.Op = f[1].op("I", "", "U", "D"); o.Op == 0 {
+		o.Control = f[1].text()
+		return true
+	}
+	o.PrimaryKey, o.Changes = f[4].of(jsonparser.Array), 1
+	for _, img := range f[5:7] {
+		if v := img.of(jsonparser.Object); v != nil {
+			o.Images = append(o.Images, v)
+		}
+	}
+	return true
 }

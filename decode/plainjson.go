@@ -38,7 +38,11 @@ func (p *plainEnc) update(dst []byte, before, after *encodedRow) []byte {
 type plainUnit struct {
 	noRoute
 	noHint
+	noTypes
 }
+
+// observe: a plain row names no table and no position.
+func (plainUnit) observe(bool, []byte, *Observation) bool { return false }
 
 func (plainUnit) newDecoder(b *base) opDecoder          { return &plainJSON{b} }
 func (plainUnit) newEncoder(e *Encoder) envelopeEncoder { return &plainEnc{e} }

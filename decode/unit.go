@@ -6,7 +6,7 @@ import "github.com/cdcetl/cdcetl/arrowconv"
 // maxwell.go, ogg.go, debezium.go, plainjson.go) beside its decoder and
 // encoder, and reached through the format table (Format.unit), never by
 // comparing names: where a message's table and source position are, where
-// its first row image is, and what to tell a user whose message Flink's
+// its first row image is, what it shows inference, and what to tell a user whose message Flink's
 // rules refuse. The JSON machinery the units share (the scanner, the
 // value converters, the searches for keys) is in the files without a
 // format's name.
@@ -36,6 +36,11 @@ type unit interface {
 	// Hint's general advice.
 	unknownOpHint() string
 	hint(err error, g Sniffed, opts Options, msg []byte) string
+	// observe reads what a message shows about its table for inference
+	// (Format.Observe), declared the column types it declares
+	// (Format.Declared).
+	observe(schemaInclude bool, msg []byte, o *Observation) bool
+	declared(types []byte, yield func(col []byte, t arrowconv.Type, evidence string))
 	// traits are the format's ways that shared code follows.
 	traits() traits
 }

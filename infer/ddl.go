@@ -30,7 +30,7 @@ const (
 // table's own: the unchanged-columns list (producer semantics), then, with
 // lineage, _file, _line and _source_pos.
 func Extra(lineage bool) []arrowconv.Field {
-	str := arrowconv.Type{Kind: arrowconv.String, Precision: 1<<31 - 1}
+	str := arrowconv.Of(arrowconv.String)
 	out := []arrowconv.Field{{Name: UnchangedColumn, Type: arrowconv.Type{Kind: arrowconv.Array, Elem: &str}, MetadataKey: "unchanged-columns", Virtual: true}}
 	if lineage {
 		out = append(out,

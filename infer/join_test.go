@@ -88,9 +88,9 @@ func observe(format string, si bool, lines [][]byte, from, to int) *FileEvidence
 // forget clears what only speeds reading up (the last type object and
 // table, scratch).
 func forget(fe *FileEvidence) *FileEvidence {
-	fe.last, fe.lastNS, fe.lastName, fe.pos, fe.members = nil, nil, nil, nil, nil
+	fe.last, fe.lastNS, fe.lastName, fe.members, fe.obs = nil, nil, nil, nil, decode.Observation{}
 	for _, e := range fe.tables {
-		e.lastTypes = nil
+		e.lastTypes, e.lastKey = nil, nil
 		if len(e.lastPos) == 0 {
 			e.lastPos = nil // reused: empty or nil alike
 		}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/buger/jsonparser"
 
@@ -28,7 +26,8 @@ type Evidence struct {
 	FirstPosition   string
 	lastPos         []byte // the last message's position (Positions)
 	events          int    // messages that set the positions, for Join
-	lastTypes       []byte // the last type object taken (mysqlType, schema), to skip repeats
+	lastTypes       []byte // the last types block taken (mysqlType, def, schema), to skip repeats
+	lastKey         []byte // the last primary key array taken, to skip repeats
 	keyOnlyBefore   []string
 	// deletes and keyOnlyDeletes count delete before images, and those
 	// with columns NULL: only when every one is, is it a key-only image
@@ -83,15 +82,16 @@ func (c *colEvidence) drifted(p Pos, to arrowconv.Type, evidence string) {
 // FileEvidence is what one input said, table by table.
 type FileEvidence struct {
 	Format string
+	format *decode.Format // nil: a format whose messages are not observed
+	obs    decode.Observation
 	tables map[Key]*Evidence
 	order  []Key
 	file   int
 	opts   Options
-	// The table of the last message, by its names as they stand in it:
-	// the next message is most often of the same table.
+	// The table of the last message, by its names: the next message is
+	// most often of the same table.
 	lastNS, lastName []byte
 	last             *Evidence
-	pos              []byte   // scratch: a message's position
 	members          []member // scratch: a row's members
 	// samples: the first message of each kind counted as control, so that
 	// inspect can have the decoder say whether conversion takes it as
@@ -139,7 +139,8 @@ type Options struct {
 
 // NewFileEvidence starts collecting the evidence of input number file.
 func NewFileEvidence(format string, file int, opts Options) *FileEvidence {
-	return &FileEvidence{Format: format, tables: map[Key]*Evidence{}, file: file, opts: opts}
+	f, _ := decode.Lookup(format)
+	return &FileEvidence{Format: format, format: f, tables: map[Key]*Evidence{}, file: file, opts: opts}
 }
 
 // Tables lists the tables seen, in the order first seen.
@@ -258,7 +259,7 @@ func (e *Evidence) join(n *Evidence) {
 	e.bareMax = max(e.bareMax, n.bareMax)
 	e.deletes += n.deletes
 	e.keyOnlyDeletes += n.keyOnlyDeletes
-	e.lastTypes = n.lastTypes
+	e.lastTypes, e.lastKey = n.lastTypes, n.lastKey
 }
 
 // col returns the evidence of column name, first met at p.
@@ -272,12 +273,12 @@ func (e *Evidence) col(name []byte, p Pos) *colEvidence {
 }
 
 // tableOf is the evidence of the table a message names by ns and name.
-func (fe *FileEvidence) tableOf(ns, name field) *Evidence {
-	if fe.last != nil && bytes.Equal(ns.raw(), fe.lastNS) && bytes.Equal(name.raw(), fe.lastName) {
+func (fe *FileEvidence) tableOf(ns, name []byte) *Evidence {
+	if fe.last != nil && bytes.Equal(ns, fe.lastNS) && bytes.Equal(name, fe.lastName) {
 		return fe.last
 	}
-	fe.last = fe.table(Key{ns.str(), name.str()})
-	fe.lastNS, fe.lastName = append(fe.lastNS[:0], ns.raw()...), append(fe.lastName[:0], name.raw()...)
+	fe.last = fe.table(Key{string(ns), string(name)})
+	fe.lastNS, fe.lastName = append(fe.lastNS[:0], ns...), append(fe.lastName[:0], name...)
 	return fe.last
 }
 
@@ -308,7 +309,7 @@ func (c *colEvidence) beyondDay(v []byte, t jsonparser.ValueType) {
 		if err != nil || n >= 0 && n < day {
 			return
 		}
-		c.typ, c.evidence = tBig, c.evidence+"; values beyond a day (an interval, in the producer's unit)"
+		c.typ, c.evidence = arrowconv.Of(arrowconv.BigInt), c.evidence+"; values beyond a day (an interval, in the producer's unit)"
 	case jsonparser.String:
 		h := v
 		if i := bytes.IndexByte(v, ':'); i >= 0 {
@@ -317,7 +318,7 @@ func (c *colEvidence) beyondDay(v []byte, t jsonparser.ValueType) {
 		if len(h) > 0 && h[0] != '-' && (len(h) < 2 || len(h) == 2 && string(h) < "24") {
 			return
 		}
-		c.typ, c.evidence = tString, c.evidence+"; values beyond a day (an interval)"
+		c.typ, c.evidence = arrowconv.Of(arrowconv.String), c.evidence+"; values beyond a day (an interval)"
 	default:
 		return
 	}
@@ -397,28 +398,63 @@ func classifyValue(v []byte, t jsonparser.ValueType) valueType {
 	return classify(v, t)
 }
 
-// Observe takes one message of the input (line line) into the evidence.
+// Observe takes one message of the input (line line) into the evidence:
+// the format's unit reads where the message keeps its table, position,
+// key, declared types and row images (decode.Format.Observe), and the
+// evidence takes them in the same way for every format.
 func (fe *FileEvidence) Observe(msg []byte, line int) {
 	msg = bytes.TrimPrefix(msg, []byte("\xef\xbb\xbf"))
-	if len(bytes.TrimSpace(msg)) == 0 {
+	if len(bytes.TrimSpace(msg)) == 0 || fe.format == nil {
+		return
+	}
+	o := &fe.obs
+	if !fe.format.Observe(fe.opts.SchemaInclude, msg, o) {
 		return
 	}
 	p := Pos{fe.file, line}
-	switch fe.Format {
-	case "canal-json":
-		fe.canal(msg, p)
-	case "maxwell-json":
-		fe.maxwell(msg, p)
-	case "ogg-json":
-		fe.ogg(msg, p)
-	case "debezium-json":
-		fe.debezium(msg, p)
+	e := fe.tableOf(o.NS, o.Table)
+	if o.Event {
+		e.event(o.Milli, o.Position)
+	}
+	if o.Op == 0 {
+		fe.control(e, o.Control, msg, p)
+		fe.declared(e, o, p)
+		return
+	}
+	e.Messages++
+	fe.declared(e, o, p)
+	for _, row := range o.Images {
+		fe.values(e, row, p)
+	}
+	if o.KeyImage != nil {
+		e.keyOnly(o.KeyImage)
+	}
+	n := int64(o.Changes)
+	switch o.Op {
+	case 'I':
+		e.Rows[0] += n
+	case 'U':
+		e.Rows[1] += n
+		e.Rows[2] += n
+	case 'D':
+		e.Rows[3] += n
 	}
 }
 
-func str(msg []byte, path ...string) string {
-	s, _ := jsonparser.GetString(msg, path...)
-	return s
+// declared takes the key and the column types a message states.
+func (fe *FileEvidence) declared(e *Evidence, o *decode.Observation, p Pos) {
+	if o.PrimaryKey != nil && !bytes.Equal(o.PrimaryKey, e.lastKey) {
+		if pk := strList(o.PrimaryKey); len(pk) > 0 {
+			e.PrimaryKey = pk
+			e.lastKey = append(e.lastKey[:0], o.PrimaryKey...)
+		}
+	}
+	if o.Types != nil && !bytes.Equal(o.Types, e.lastTypes) {
+		e.lastTypes = append(e.lastTypes[:0], o.Types...)
+		fe.format.Declared(o.Types, func(col []byte, t arrowconv.Type, evidence string) {
+			e.typed(col, t, evidence, p)
+		})
+	}
 }
 
 // strList reads a JSON array's strings.
@@ -430,15 +466,6 @@ func strList(arr []byte) []string {
 		}
 	})
 	return out
-}
-
-// strListAt reads the strings of the array at path in msg.
-func strListAt(msg []byte, path ...string) []string {
-	v, t, _, err := jsonparser.Get(msg, path...)
-	if err != nil || t != jsonparser.Array {
-		return nil
-	}
-	return strList(v)
 }
 
 func (e *Evidence) event(milli int64, pos []byte) {
@@ -453,409 +480,6 @@ func (e *Evidence) event(milli int64, pos []byte) {
 		e.FirstPosition = string(pos)
 	}
 	e.lastPos = append(e.lastPos[:0], pos...)
-}
-
-// field is one envelope value picked by pick.
-type field struct {
-	v  []byte
-	t  jsonparser.ValueType
-	ok bool
-}
-
-func (f field) str() string {
-	if !f.ok || f.t != jsonparser.String {
-		return ""
-	}
-	if bytes.IndexByte(f.v, '\\') < 0 {
-		return string(f.v)
-	}
-	s, err := jsonparser.ParseString(f.v)
-	if err != nil {
-		return string(f.v)
-	}
-	return s
-}
-
-// raw is the value as it stands in the message ("" when absent or no
-// string), to tell names apart without unescaping them.
-func (f field) raw() []byte {
-	if !f.ok || f.t != jsonparser.String {
-		return nil
-	}
-	return f.v
-}
-
-// is reports whether the field is the string s.
-func (f field) is(s string) bool {
-	if !f.ok || f.t != jsonparser.String {
-		return false
-	}
-	if bytes.IndexByte(f.v, '\\') < 0 {
-		return string(f.v) == s
-	}
-	return f.str() == s
-}
-
-func (f field) int() int64 {
-	if !f.ok || f.t != jsonparser.Number {
-		return 0
-	}
-	n, _ := jsonparser.ParseInt(f.v)
-	return n
-}
-
-func (f field) list() []string {
-	if !f.ok || f.t != jsonparser.Array {
-		return nil
-	}
-	return strList(f.v)
-}
-
-// pick reads the values at paths in one pass over msg (a message's
-// evidence is taken from one walk, not one per field).
-func pick(msg []byte, out []field, paths [][]string) {
-	clear(out)
-	// A message's top-level members, the first of each name, as
-	// jsonparser.EachKey finds them (every path is one name).
-	if !slowScan && decode.Members(msg, func(k, v []byte, t jsonparser.ValueType) {
-		for i, p := range paths {
-			if string(k) == p[0] {
-				if !out[i].ok {
-					out[i] = field{v, t, true}
-				}
-				return
-			}
-		}
-	}) {
-		return
-	}
-	clear(out)
-	jsonparser.EachKey(msg, func(i int, v []byte, t jsonparser.ValueType, err error) {
-		if err == nil {
-			out[i] = field{v, t, true}
-		}
-	}, paths...)
-}
-
-var canalPaths = [][]string{{"database"}, {"table"}, {"type"}, {"es"}, {"id"}, {"isDdl"}, {"pkNames"}, {"mysqlType"}, {"data"}}
-
-func (fe *FileEvidence) canal(msg []byte, p Pos) {
-	var f [9]field
-	pick(msg, f[:], canalPaths)
-	e := fe.tableOf(f[0], f[1])
-	es, id := f[3].int(), f[4].int()
-	fe.pos = fe.pos[:0]
-	if f[3].ok || f[4].ok { // messages cut to data and type have no position
-		fe.pos = strconv.AppendInt(append(fe.pos, "es="...), es, 10)
-		fe.pos = strconv.AppendInt(append(fe.pos, " id="...), id, 10)
-	}
-	e.event(es, fe.pos)
-	isDdl := f[5].ok && f[5].t == jsonparser.Boolean && string(f[5].v) == "true"
-	var typ string
-	switch {
-	case isDdl:
-		typ = f[2].str()
-	case f[2].is("INSERT"):
-		typ = "INSERT"
-	case f[2].is("UPDATE"):
-		typ = "UPDATE"
-	case f[2].is("DELETE"):
-		typ = "DELETE"
-	default:
-		typ = f[2].str()
-	}
-	if isDdl || (typ != "INSERT" && typ != "UPDATE" && typ != "DELETE") {
-		fe.control(e, typ, msg, p)
-		return
-	}
-	e.Messages++
-	if pk := f[6].list(); len(pk) > 0 {
-		e.PrimaryKey = pk
-	}
-	if mt := f[7]; mt.ok && mt.t == jsonparser.Object && !bytes.Equal(mt.v, e.lastTypes) {
-		e.lastTypes = append(e.lastTypes[:0], mt.v...)
-		jsonparser.ObjectEach(mt.v, func(col, v []byte, vt jsonparser.ValueType, _ int) error {
-			if vt == jsonparser.String {
-				if at, ok := MySQLType(string(v)); ok {
-					e.typed(col, at, "mysqlType "+string(v), p)
-				}
-			}
-			return nil
-		})
-	}
-	n := 0
-	if f[8].ok && f[8].t == jsonparser.Array {
-		jsonparser.ArrayEach(f[8].v, func(row []byte, t jsonparser.ValueType, _ int, _ error) {
-			if t == jsonparser.Object {
-				fe.values(e, row, p)
-				n++
-			}
-		})
-	}
-	switch typ {
-	case "INSERT":
-		e.Rows[0] += int64(n)
-	case "UPDATE":
-		e.Rows[1] += int64(n)
-		e.Rows[2] += int64(n)
-	case "DELETE":
-		e.Rows[3] += int64(n)
-	}
-}
-
-var maxwellPaths = [][]string{{"database"}, {"table"}, {"type"}, {"ts"}, {"position"}, {"xid"}, {"xoffset"}, {"primary_key_columns"}, {"data"}, {"def"}}
-
-func (fe *FileEvidence) maxwell(msg []byte, p Pos) {
-	var f [10]field
-	pick(msg, f[:], maxwellPaths)
-	e := fe.tableOf(f[0], f[1])
-	var typ string
-	for _, t := range [...]string{"insert", "update", "delete", "bootstrap-insert"} {
-		if f[2].is(t) {
-			typ = t
-		}
-	}
-	if typ == "" {
-		typ = f[2].str()
-	}
-	fe.pos = fe.pos[:0]
-	sep := func() {
-		if len(fe.pos) > 0 {
-			fe.pos = append(fe.pos, ' ')
-		}
-	}
-	if f[4].ok && f[4].t == jsonparser.String && len(f[4].v) > 0 {
-		fe.pos = append(fe.pos, "position="...)
-		if bytes.IndexByte(f[4].v, '\\') < 0 {
-			fe.pos = append(fe.pos, f[4].v...)
-		} else {
-			fe.pos = append(fe.pos, f[4].str()...)
-		}
-	}
-	if f[5].ok {
-		sep()
-		fe.pos = append(append(fe.pos, "xid="...), f[5].v...)
-	}
-	if f[6].ok {
-		sep()
-		fe.pos = append(append(fe.pos, "xoffset="...), f[6].v...)
-	}
-	e.event(maxwellMilli(f[3].int()), fe.pos)
-	switch typ {
-	case "insert", "update", "delete", "bootstrap-insert":
-	default:
-		fe.control(e, typ, msg, p)
-		if def := f[9]; strings.HasPrefix(typ, "table-") && def.ok && def.t == jsonparser.Object {
-			// A DDL record's "def" is the table as it is now: its columns'
-			// MySQL types are the best evidence there is.
-			jsonparser.ArrayEach(def.v, func(c []byte, _ jsonparser.ValueType, _ int, _ error) {
-				name := str(c, "name")
-				signed, err := jsonparser.GetBoolean(c, "signed")
-				prec, _ := jsonparser.GetInt(c, "precision")
-				scale, _ := jsonparser.GetInt(c, "scale")
-				length, _ := jsonparser.GetInt(c, "column-length")
-				ct := str(c, "type")
-				if at, ok := MaxwellDefType(ct, signed, err == nil, int(prec), int(scale), int(length)); ok && name != "" {
-					e.typed([]byte(name), at, "Maxwell DDL def "+ct, p)
-				}
-			}, "columns")
-			if pk := strListAt(def.v, "primary-key"); len(pk) > 0 {
-				e.PrimaryKey = pk
-			}
-		}
-		return
-	}
-	e.Messages++
-	if pk := f[7].list(); len(pk) > 0 {
-		e.PrimaryKey = pk
-	}
-	if f[8].ok && f[8].t == jsonparser.Object {
-		fe.values(e, f[8].v, p)
-	}
-	switch typ {
-	case "insert", "bootstrap-insert":
-		e.Rows[0]++
-	case "update":
-		e.Rows[1]++
-		e.Rows[2]++
-	case "delete":
-		e.Rows[3]++
-	}
-}
-
-// maxwellMilli reads Maxwell's ts: seconds in row records, milliseconds in
-// DDL records (table-create, table-alter, ...). A count of seconds that
-// large would be past the year 5000.
-func maxwellMilli(ts int64) int64 {
-	if ts >= 100_000_000_000 {
-		return ts
-	}
-	return ts * 1000
-}
-
-var oggPaths = [][]string{{"table"}, {"op_type"}, {"op_ts"}, {"pos"}, {"primary_keys"}, {"before"}, {"after"}}
-
-func (fe *FileEvidence) ogg(msg []byte, p Pos) {
-	var f [7]field
-	pick(msg, f[:], oggPaths)
-	full := f[0].str()
-	k := Key{Name: full}
-	if i := strings.IndexByte(full, '.'); i >= 0 {
-		k = Key{full[:i], full[i+1:]} // SCHEMA.TABLE
-	}
-	e := fe.table(k)
-	op := f[1].str()
-	fe.pos = append(append(fe.pos[:0], "pos="...), f[3].str()...)
-	e.event(oggMilli(f[2].str()), fe.pos)
-	switch op {
-	case "I", "U", "D":
-	default:
-		fe.control(e, op, msg, p)
-		return
-	}
-	e.Messages++
-	if pk := f[4].list(); len(pk) > 0 {
-		e.PrimaryKey = pk
-	}
-	for _, img := range f[5:7] {
-		if img.ok && img.t == jsonparser.Object {
-			fe.values(e, img.v, p)
-		}
-	}
-	switch op {
-	case "I":
-		e.Rows[0]++
-	case "U":
-		e.Rows[1]++
-		e.Rows[2]++
-	case "D":
-		e.Rows[3]++
-	}
-}
-
-// oggMilli reads op_ts's date and time (to the second) as epoch
-// milliseconds, 0 when it cannot.
-func oggMilli(s string) int64 {
-	if len(s) < 19 {
-		return 0
-	}
-	b := []byte(s[:19])
-	b[10] = ' ' // ' ', 'T' or GoldenGate's ':'
-	t, err := time.Parse("2006-01-02 15:04:05", string(b))
-	if err != nil {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-var (
-	debeziumPaths = [][]string{{"source"}, {"op"}, {"before"}, {"after"}}
-	sourcePaths   = [][]string{{"schema"}, {"db"}, {"table"}, {"collection"}, {"ts_ms"}}
-)
-
-func (fe *FileEvidence) debezium(msg []byte, p Pos) {
-	body := msg
-	if fe.opts.SchemaInclude {
-		v, t, _, err := jsonparser.Get(msg, "payload")
-		if err != nil || t != jsonparser.Object {
-			// No envelope: inspect has the decoder judge it.
-			fe.control(fe.table(Key{}), "(no payload)", msg, p)
-			return
-		}
-		body = v
-	}
-	var f [4]field
-	pick(body, f[:], debeziumPaths)
-	var src [5]field
-	if f[0].ok && f[0].t == jsonparser.Object {
-		pick(f[0].v, src[:], sourcePaths)
-	}
-	ns := src[0].str()
-	if ns == "" {
-		ns = src[1].str()
-	}
-	k := Key{ns, src[2].str()}
-	if k.Name == "" {
-		k.Name = src[3].str() // MongoDB
-	}
-	op := f[1].str()
-	e := fe.table(k)
-	fe.pos = fe.pos[:0]
-	if f[0].ok && f[0].t == jsonparser.Object {
-		if slowScan {
-			fe.pos = append(fe.pos, decode.DebeziumPosition(f[0].v)...)
-		} else {
-			fe.pos = decode.AppendDebeziumPosition(fe.pos, f[0].v)
-		}
-	}
-	e.event(src[4].int(), fe.pos)
-	switch op {
-	case "c", "r", "u", "d":
-	default:
-		if op == "" {
-			op = debeziumControl(body)
-		}
-		fe.control(e, op, msg, p)
-		return
-	}
-	e.Messages++
-	if fe.opts.SchemaInclude {
-		if schema, t, _, err := jsonparser.Get(msg, "schema"); err == nil && t == jsonparser.Object && !bytes.Equal(schema, e.lastTypes) {
-			e.lastTypes = append(e.lastTypes[:0], schema...)
-			jsonparser.ArrayEach(schema, func(f []byte, _ jsonparser.ValueType, _ int, _ error) {
-				name := str(f, "field")
-				if name != "after" && name != "before" {
-					return
-				}
-				jsonparser.ArrayEach(f, func(c []byte, _ jsonparser.ValueType, _ int, _ error) {
-					col := str(c, "field")
-					ltype := str(c, "name")
-					if at, ok := ConnectType(str(c, "type"), ltype, str(c, "parameters", "scale"), str(c, "parameters", "connect.decimal.precision")); ok && col != "" {
-						ev := "Connect " + str(c, "type")
-						if ltype != "" {
-							ev = "Connect " + ltype
-						}
-						e.typed([]byte(col), at, ev, p)
-					}
-				}, "fields")
-			}, "fields")
-		}
-	}
-	for i, img := range f[2:4] {
-		row, t := img.v, img.t
-		if img.ok && t == jsonparser.String {
-			row, t = unescapeDoc(row) // MongoDB: the document as JSON text
-		}
-		if img.ok && t == jsonparser.Object {
-			fe.values(e, row, p)
-			if op == "d" && i == 0 {
-				e.keyOnly(row)
-			}
-		}
-	}
-	switch op {
-	case "c", "r":
-		e.Rows[0]++
-	case "u":
-		e.Rows[1]++
-		e.Rows[2]++
-	case "d":
-		e.Rows[3]++
-	}
-}
-
-// debeziumControl names a Debezium record without an op as conversion
-// counts it: a transaction marker, a schema change, or "(no op)".
-func debeziumControl(body []byte) string {
-	if st := str(body, "status"); st == "BEGIN" || st == "END" {
-		return "transaction " + st
-	}
-	for _, k := range []string{"ddl", "tableChanges"} {
-		if _, _, _, err := jsonparser.Get(body, k); err == nil {
-			return "schema change"
-		}
-	}
-	return "(no op)"
 }
 
 // InferredKey is the primary key the evidence shows (nil: none).
@@ -935,16 +559,4 @@ func intersect(a, b []string) []string {
 		}
 	}
 	return both
-}
-
-func unescapeDoc(s []byte) ([]byte, jsonparser.ValueType) {
-	u, err := jsonparser.Unescape(s, nil)
-	if err != nil {
-		return nil, jsonparser.Unknown
-	}
-	u = bytes.TrimSpace(u)
-	if len(u) > 0 && u[0] == '{' {
-		return u, jsonparser.Object
-	}
-	return nil, jsonparser.Unknown
 }

@@ -230,26 +230,26 @@ func (vt *valueType) join(o valueType) {
 func (vt valueType) typ() arrowconv.Type {
 	switch vt.k {
 	case kBool:
-		return tBoolean
+		return arrowconv.Of(arrowconv.Boolean)
 	case kInt:
 		if vt.bits == 64 {
-			return tBig
+			return arrowconv.Of(arrowconv.BigInt)
 		}
-		return tInt
+		return arrowconv.Of(arrowconv.Int)
 	case kDecimal:
-		return tDecimal(38, min(vt.scale, 38-min(vt.wide, 38)))
+		return arrowconv.Of(arrowconv.Decimal, 38, min(vt.scale, 38-min(vt.wide, 38)))
 	case kDouble:
-		return tDouble
+		return arrowconv.Of(arrowconv.Double)
 	case kDate:
-		return tDate
+		return arrowconv.Of(arrowconv.Date)
 	case kTime:
-		return tTime(vt.scale)
+		return arrowconv.Of(arrowconv.Time, vt.scale)
 	case kTimestamp:
-		return tTimestamp(vt.scale)
+		return arrowconv.Of(arrowconv.Timestamp, vt.scale)
 	case kLTZ:
-		return tLTZ(vt.scale)
+		return arrowconv.Of(arrowconv.TimestampLTZ, vt.scale)
 	}
-	return tString
+	return arrowconv.Of(arrowconv.String)
 }
 
 // describe says in words what the values were, for inspect.

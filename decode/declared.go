@@ -1,4 +1,4 @@
-package infer
+package decode
 
 import (
 	"regexp"
@@ -8,28 +8,28 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
-// The typed evidence producers carry: MySQL column types (Canal's and
-// TiCDC's mysqlType, Maxwell's DDL "def"), and Debezium's Connect schema.
+// The column types producers declare, as the Flink types inference takes
+// for them: MySQL column types (Canal's and TiCDC's mysqlType, Maxwell's
+// DDL "def") and Debezium's Connect schema. The units read them out of
+// their messages (Format.Declared).
 
 var (
-	tBoolean = arrowconv.Type{Kind: arrowconv.Boolean}
-	tTiny    = arrowconv.Type{Kind: arrowconv.TinyInt}
-	tSmall   = arrowconv.Type{Kind: arrowconv.SmallInt}
-	tInt     = arrowconv.Type{Kind: arrowconv.Int}
-	tBig     = arrowconv.Type{Kind: arrowconv.BigInt}
-	tFloat   = arrowconv.Type{Kind: arrowconv.Float}
-	tDouble  = arrowconv.Type{Kind: arrowconv.Double}
-	tString  = arrowconv.Type{Kind: arrowconv.String, Precision: 1<<31 - 1}
-	tBytes   = arrowconv.Type{Kind: arrowconv.Bytes, Precision: 1<<31 - 1}
-	tDate    = arrowconv.Type{Kind: arrowconv.Date}
+	tBoolean = arrowconv.Of(arrowconv.Boolean)
+	tTiny    = arrowconv.Of(arrowconv.TinyInt)
+	tSmall   = arrowconv.Of(arrowconv.SmallInt)
+	tInt     = arrowconv.Of(arrowconv.Int)
+	tBig     = arrowconv.Of(arrowconv.BigInt)
+	tFloat   = arrowconv.Of(arrowconv.Float)
+	tDouble  = arrowconv.Of(arrowconv.Double)
+	tString  = arrowconv.Of(arrowconv.String)
+	tBytes   = arrowconv.Of(arrowconv.Bytes)
+	tDate    = arrowconv.Of(arrowconv.Date)
 )
 
-func tDecimal(p, s int) arrowconv.Type {
-	return arrowconv.Type{Kind: arrowconv.Decimal, Precision: p, Scale: s}
-}
-func tTime(p int) arrowconv.Type      { return arrowconv.Type{Kind: arrowconv.Time, Precision: p} }
-func tTimestamp(p int) arrowconv.Type { return arrowconv.Type{Kind: arrowconv.Timestamp, Precision: p} }
-func tLTZ(p int) arrowconv.Type       { return arrowconv.Type{Kind: arrowconv.TimestampLTZ, Precision: p} }
+func tDecimal(p, s int) arrowconv.Type { return arrowconv.Of(arrowconv.Decimal, p, s) }
+func tTime(p int) arrowconv.Type       { return arrowconv.Of(arrowconv.Time, p) }
+func tTimestamp(p int) arrowconv.Type  { return arrowconv.Of(arrowconv.Timestamp, p) }
+func tLTZ(p int) arrowconv.Type        { return arrowconv.Of(arrowconv.TimestampLTZ, p) }
 
 var mysqlTypeRe = regexp.MustCompile(`^\s*([a-z]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*(.*)$`)
 
@@ -45,7 +45,7 @@ func MySQLType(text string) (t arrowconv.Type, ok bool) {
 	n1, has1 := atoi(m[2])
 	n2, _ := atoi(m[3])
 	unsigned := strings.Contains(m[4], "unsigned")
-	return mysqlType(name, n1, has1, n2, unsigned)
+	return mysqlTypeNamed(name, n1, has1, n2, unsigned)
 }
 
 func atoi(s string) (int, bool) {
@@ -56,9 +56,9 @@ func atoi(s string) (int, bool) {
 	return n, err == nil
 }
 
-// mysqlType maps a MySQL type name with its length or precision (n1,
+// mysqlTypeNamed maps a MySQL type name with its length or precision (n1,
 // has1), scale (n2) and signedness.
-func mysqlType(name string, n1 int, has1 bool, n2 int, unsigned bool) (arrowconv.Type, bool) {
+func mysqlTypeNamed(name string, n1 int, has1 bool, n2 int, unsigned bool) (arrowconv.Type, bool) {
 	switch name {
 	case "bool", "boolean":
 		return tBoolean, true
@@ -210,11 +210,11 @@ func MaxwellDefType(typ string, signed bool, hasSigned bool, precision, scale, l
 	unsigned := hasSigned && !signed
 	switch strings.ToLower(typ) {
 	case "decimal", "numeric":
-		return mysqlType("decimal", precision, precision > 0, scale, unsigned)
+		return mysqlTypeNamed("decimal", precision, precision > 0, scale, unsigned)
 	case "time", "datetime", "timestamp":
-		return mysqlType(strings.ToLower(typ), length, length > 0, 0, unsigned)
+		return mysqlTypeNamed(strings.ToLower(typ), length, length > 0, 0, unsigned)
 	case "bit":
-		return mysqlType("bit", length, length > 0, 0, unsigned)
+		return mysqlTypeNamed("bit", length, length > 0, 0, unsigned)
 	}
-	return mysqlType(strings.ToLower(typ), 0, false, 0, unsigned)
+	return mysqlTypeNamed(strings.ToLower(typ), 0, false, 0, unsigned)
 }
