@@ -171,11 +171,21 @@ func (c *canal) producerControl(root []byte, op string) (Outcome, bool, error) {
 	if !canalControl[op] && !isDdl {
 		return 0, false, nil
 	}
-	table := TableOf(root)
+	table := canalTable(root)
 	es, _ := jsonparser.GetInt(root, "es")
 	id, _ := jsonparser.GetInt(root, "id")
 	out, err := c.controlled("canal "+op, op == "TRUNCATE", table, fmt.Sprintf("es=%d id=%d", es, id))
 	return out, true, err
+}
+
+// canalTable is a message's "database.table" ("" when it has neither).
+func canalTable(msg []byte) string {
+	db, _ := jsonparser.GetString(msg, "database")
+	tbl, _ := jsonparser.GetString(msg, "table")
+	if db == "" && tbl == "" {
+		return ""
+	}
+	return db + "." + tbl
 }
 
 // filter applies database.include / table.include to the raw top-level

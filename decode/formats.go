@@ -5,6 +5,7 @@ package decode
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -149,6 +150,11 @@ const SourcePositionKey = "source-position"
 // unchangedKey is the metadata key of the per-row list of unchanged
 // columns.
 const unchangedKey = "unchanged-columns"
+
+// FiltersTables reports whether the format's options pick the tables to
+// decode (Canal's database.include and table.include): its messages of
+// many tables often share one topic.
+func (f *Format) FiltersTables() bool { return slices.Contains(f.options, optTableInclude) }
 
 func (f *Format) metaKey(key string) (MetaKey, bool) {
 	for _, m := range f.Metadata {

@@ -205,7 +205,6 @@ func FuzzHints(f *testing.F) {
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		Sniff(msg)
 		Detect([][]byte{msg, msg}, 1)
-		TableOf(msg)
 		for _, fm := range Formats() {
 			for _, e := range errs {
 				Hint(fm, Options{}, msg, e)

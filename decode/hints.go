@@ -266,17 +266,6 @@ func RowKeys(f *Format, opts Options, msg []byte) []string {
 	return nil
 }
 
-// TableOf returns a Canal message's "database.table" ("" when it has
-// neither), for the warning about several tables decoded with one schema.
-func TableOf(msg []byte) string {
-	db, _ := jsonparser.GetString(msg, "database")
-	tbl, _ := jsonparser.GetString(msg, "table")
-	if db == "" && tbl == "" {
-		return ""
-	}
-	return db + "." + tbl
-}
-
 // Len is the number of distinct names recorded.
 func (s *TableSet) Len() int { return len(s.names) }
 

@@ -342,11 +342,11 @@ func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder,
 			return false
 		}
 		if sampled < tableSamples && r.tables != nil && out.Outcome == decode.Emitted && out.Rows > 0 {
-			// A few row messages per chunk say whether canal messages of
+			// A few row messages per chunk say whether messages of
 			// several tables share this one schema.
 			sampled++
-			if name := decode.TableOf(msg); name != "" {
-				r.addTable(name)
+			if ns, tbl, ok := decode.Route(cfg.Format, cfg.Options.SchemaInclude, msg); ok {
+				r.addTable(ns + "." + tbl)
 			}
 		}
 		r.account(job, res, out, pos, msg)

@@ -107,7 +107,7 @@ func (r *run) start(files []reader.File) ([]reader.File, error) {
 			return nil, err
 		}
 	}
-	if cfg.Format != nil && cfg.Format.Name == "canal-json" && cfg.Options.DatabaseInclude == "" && cfg.Options.TableInclude == "" {
+	if cfg.Format != nil && cfg.Format.FiltersTables() && cfg.Options.DatabaseInclude == "" && cfg.Options.TableInclude == "" {
 		r.tables = &decode.TableSet{}
 	}
 	return files, nil
@@ -339,7 +339,7 @@ func (r *run) convert(p *inputPlan) error {
 	r.ctx = outer
 	sort.Slice(r.total.PerFile, func(a, b int) bool { return r.total.PerFile[a].idx < r.total.PerFile[b].idx })
 	if r.tables != nil && r.tables.Len() > 1 {
-		r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("canal-json messages of %d tables (%s) were all decoded with one schema: pick one with --option canal-json.table.include=REGEX (and database.include)", r.tables.Len(), r.tables))
+		r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("%[1]s messages of %[2]d tables (%[3]s) were all decoded with one schema: pick one with --option %[1]s.table.include=REGEX (and database.include)", r.cfg.Format.Name, r.tables.Len(), r.tables))
 	}
 	if err == nil {
 		err = r.sink.done(outer)
