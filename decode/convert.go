@@ -329,8 +329,7 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 			return nil
 		}
 	case arrowconv.Timestamp, arrowconv.TimestampLTZ:
-		c := col.(*arrowconv.FixedCol[int64])
-		ltz := typ.Kind == arrowconv.TimestampLTZ
+		c, ltz, unit, outside := timestampTarget(typ, col)
 		want := "yyyy-MM-dd HH:mm:ss[.f]"
 		if cx.iso {
 			want = "yyyy-MM-ddTHH:mm[:ss[.f]]"
@@ -339,8 +338,6 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 			want += "Z"
 		}
 		want = "expected " + want
-		unit := typ.ArrowType().(*arrow.TimestampType).Unit
-		outside := "outside the range " + name + " can hold (" + arrowconv.TimestampRange(unit) + ")"
 		return func(v []byte, t jsonparser.ValueType) error {
 			ct, ok := javatext.ParseTimestamp(cx.textOf(v, t), cx.iso, ltz)
 			if !ok {
@@ -455,6 +452,15 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 		}
 	}
 	panic("decode: no converter for " + name)
+}
+
+// timestampTarget is a TIMESTAMP or TIMESTAMP_LTZ column: where its
+// values go, whether it is LTZ, its unit, and what a value beyond its
+// range is told.
+func timestampTarget(typ arrowconv.Type, col arrowconv.Column) (c *arrowconv.FixedCol[int64], ltz bool, unit arrow.TimeUnit, outside string) {
+	unit = typ.ArrowType().(*arrow.TimestampType).Unit
+	outside = "outside the range " + typ.String() + " can hold (" + arrowconv.TimestampRange(unit) + ")"
+	return col.(*arrowconv.FixedCol[int64]), typ.Kind == arrowconv.TimestampLTZ, unit, outside
 }
 
 // timeAppender appends nanoseconds of the day to a TIME(p) column in its

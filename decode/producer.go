@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/buger/jsonparser"
 	"github.com/twpayne/go-geom/encoding/wkb"
@@ -213,6 +212,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 		if typ.Kind == arrowconv.Float {
 			bits = 32
 		}
+		put := floatAppender(col)
 		return func(v []byte, t jsonparser.ValueType) error {
 			v, t = cx.unwrapMongo(v, t)
 			if t == jsonparser.Boolean {
@@ -230,7 +230,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 				// converter reads them: the general path takes a string
 				// allocation and strconv's parser per value.
 				if f, ok := javatext.ShortDecimalFloat(text); ok {
-					col.(*arrowconv.FixedCol[float64]).Append(f)
+					put(f)
 					return nil
 				}
 			}
@@ -238,11 +238,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			if !ok {
 				return cx.fail(v, name, "")
 			}
-			if c, ok := col.(*arrowconv.FixedCol[float32]); ok {
-				c.Append(float32(f))
-			} else {
-				col.(*arrowconv.FixedCol[float64]).Append(f)
-			}
+			put(f)
 			return nil
 		}
 	case arrowconv.Decimal:
@@ -345,10 +341,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			return nil
 		}
 	case arrowconv.Timestamp, arrowconv.TimestampLTZ:
-		c := col.(*arrowconv.FixedCol[int64])
-		ltz := typ.Kind == arrowconv.TimestampLTZ
-		unit := typ.ArrowType().(*arrow.TimestampType).Unit
-		outside := "outside the range " + name + " can hold (" + arrowconv.TimestampRange(unit) + ")"
+		c, ltz, unit, outside := timestampTarget(typ, col)
 		tz := p.opts.SourceTZ
 		return func(v []byte, t jsonparser.ValueType) error {
 			v, t = cx.unwrapMongo(v, t)
@@ -437,6 +430,15 @@ func intAppender(col arrowconv.Column) func(int64) {
 	}
 	c := col.(*arrowconv.FixedCol[int64])
 	return func(n int64) { c.Append(n) }
+}
+
+// floatAppender appends a double to a FLOAT (narrowed) or DOUBLE column.
+func floatAppender(col arrowconv.Column) func(float64) {
+	if c, ok := col.(*arrowconv.FixedCol[float32]); ok {
+		return func(f float64) { c.Append(float32(f)) }
+	}
+	c := col.(*arrowconv.FixedCol[float64])
+	return func(f float64) { c.Append(f) }
 }
 
 // boolNumber is a JSON boolean as the number MySQL stores for it (1 or
