@@ -10,6 +10,7 @@ import (
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/setting"
 )
 
 // canal decodes canal-json (spec §4): "data" and "old" are arrays of rows;
@@ -375,7 +376,7 @@ func (canalUnit) guess(g *Guesser, _ bool, msg []byte) (ns, table []byte, esc, o
 func (canalUnit) routed(d *base) (ns, table []byte, esc, ok bool) { return routedDBTable(d) }
 
 func (canalUnit) unknownOpHint() string {
-	return "Flink's canal-json skips only CREATE among Canal's DDL and control messages: --semantics producer counts the others as control messages and goes on (or ignore-parse-errors drops them, dead-lettered)"
+	return "Flink's canal-json skips only CREATE among Canal's DDL and control messages: " + setting.Semantics.String() + " producer counts the others as control messages and goes on (or ignore-parse-errors drops them, dead-lettered)"
 }
 
 var canalEvidence = [][]string{{"database"}, {"table"}, {"type"}, {"es"}, {"id"}, {"isDdl"}, {"pkNames"}, {"mysqlType"}, {"data"}}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/internal/javatext"
+	"github.com/cdcetl/cdcetl/internal/setting"
 )
 
 // conv converts one JSON value (t is jsonparser.NotExist for a missing key)
@@ -658,7 +659,7 @@ func checkFold(hits []foldHit, col int, k []byte) error {
 }
 
 func foldConflict(a, b string) error {
-	return &msgError{off: -1, err: errorf(ErrType, fmt.Sprintf("keys %q and %q differ only in case: with --column-case insensitive one column cannot take both (use --column-case sensitive)", a, b))}
+	return &msgError{off: -1, err: errorf(ErrType, fmt.Sprintf("keys %q and %q differ only in case: with %[3]s insensitive one column cannot take both (use %[3]s sensitive)", a, b, setting.ColumnCase))}
 }
 
 func firstErr(a, b error) error {

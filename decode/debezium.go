@@ -9,6 +9,7 @@ import (
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/setting"
 )
 
 // debezium decodes debezium-json (spec §7): op c and r insert, u updates,
@@ -459,17 +460,17 @@ func (debeziumUnit) routed(d *base) (ns, table []byte, esc, ok bool) {
 }
 
 func (debeziumUnit) unknownOpHint() string {
-	return "Flink's debezium-json knows only the ops c, r, u and d: --semantics producer counts truncates (t), messages (m), transaction markers and heartbeats as control messages (or ignore-parse-errors drops them, dead-lettered)"
+	return "Flink's debezium-json knows only the ops c, r, u and d: " + setting.Semantics.String() + " producer counts truncates (t), messages (m), transaction markers and heartbeats as control messages (or ignore-parse-errors drops them, dead-lettered)"
 }
 
 func (debeziumUnit) hint(err error, g Sniffed, opts Options, msg []byte) string {
 	switch {
 	case g.SchemaInclude && !opts.SchemaInclude:
-		return "the message is a Debezium schema/payload envelope: add --option debezium-json.schema-include=true"
+		return "the message is a Debezium schema/payload envelope: add " + setting.Option.String() + " debezium-json.schema-include=true"
 	case opts.SchemaInclude && g.Format == "debezium-json" && !g.SchemaInclude:
 		return "the message has no schema/payload envelope: drop debezium-json.schema-include (or set it to false)"
 	case errors.Is(err, ErrMissingField) && g.Format == "" && !debeziumEnvelope(msg):
-		return "the message has no Debezium envelope (no op, before, after or source): a Kafka record key or a line of another stream; remove such lines, or drop them counted with --option debezium-json.ignore-parse-errors=true --dead-letter DIR"
+		return "the message has no Debezium envelope (no op, before, after or source): a Kafka record key or a line of another stream; remove such lines, or drop them counted with " + setting.Option.String() + " debezium-json.ignore-parse-errors=true and " + setting.DeadLetter.String()
 	}
 	return ""
 }

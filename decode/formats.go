@@ -151,6 +151,21 @@ const SourcePositionKey = "source-position"
 // columns.
 const unchangedKey = "unchanged-columns"
 
+// Observe reads what msg shows about its table into o, as msg's format
+// places it (schemaInclude: Debezium's schema/payload envelope). It
+// returns false when the format's messages name nothing to observe
+// (plain JSON rows).
+func (f *Format) Observe(schemaInclude bool, msg []byte, o *Observation) bool {
+	*o = Observation{fields: o.fields, pos: o.pos[:0], ns: o.ns[:0], name: o.name[:0], tmp: o.tmp[:0], Images: o.Images[:0]}
+	return f.unit.observe(schemaInclude, msg, o)
+}
+
+// Declared calls yield with each column type an Observation's Types
+// declares, as a Flink type, and the producer's words for it.
+func (f *Format) Declared(types []byte, yield func(col []byte, t arrowconv.Type, evidence string)) {
+	f.unit.declared(types, yield)
+}
+
 // FiltersTables reports whether the format's options pick the tables to
 // decode (Canal's database.include and table.include): its messages of
 // many tables often share one topic.

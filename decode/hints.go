@@ -10,6 +10,7 @@ import (
 
 	"github.com/buger/jsonparser"
 	"github.com/cdcetl/cdcetl/internal/javatext"
+	"github.com/cdcetl/cdcetl/internal/setting"
 )
 
 // Hints: one line after an error, saying what the user most likely has to
@@ -133,9 +134,9 @@ func Hint(f *Format, opts Options, msg []byte, err error) string {
 	}
 	switch {
 	case g.SchemaInclude && !f.unit.traits().connect:
-		return fmt.Sprintf("the message looks like a Debezium schema/payload envelope (it has %s): use --format debezium-json --option debezium-json.schema-include=true", quoteKeys(g.Keys))
+		return fmt.Sprintf("the message looks like a Debezium schema/payload envelope (it has %s): use %s debezium-json with %s debezium-json.schema-include=true", quoteKeys(g.Keys), setting.Format, setting.Option)
 	case g.Format != "" && g.Format != f.Name:
-		return fmt.Sprintf("the message looks like %s (it has %s): use --format %s", g.Format, quoteKeys(g.Keys), g.Format)
+		return fmt.Sprintf("the message looks like %s (it has %s): use %s %s", g.Format, quoteKeys(g.Keys), setting.Format, g.Format)
 	}
 	if errors.Is(err, ErrUnknownOp) && !opts.Producer {
 		return f.unit.unknownOpHint()
@@ -164,9 +165,9 @@ func timestampHint(format string, v []byte, t jsonparser.ValueType, iso, ltz boo
 	}
 	if _, ok := javatext.ParseTimestamp(v, !iso, ltz); ok {
 		if iso {
-			return "the value is SQL text (a space before the time): add --option " + opt + "=SQL, or drop ISO-8601"
+			return "the value is SQL text (a space before the time): add " + setting.Option.String() + " " + opt + "=SQL, or drop ISO-8601"
 		}
-		return "the value is ISO-8601 text (a T before the time): add --option " + opt + "=ISO-8601"
+		return "the value is ISO-8601 text (a T before the time): add " + setting.Option.String() + " " + opt + "=ISO-8601"
 	}
 	if ltz {
 		if _, ok := javatext.ParseTimestamp(v, iso, false); ok {
@@ -189,7 +190,7 @@ func timestampHint(format string, v []byte, t jsonparser.ValueType, iso, ltz boo
 // dateHint is timestampHint for DATE.
 func dateHint(v []byte, t jsonparser.ValueType) string {
 	if t == jsonparser.Number {
-		return "Flink's JSON formats read dates from text (yyyy-MM-dd) only: --semantics producer reads epoch days (Debezium's Date) into DATE, or declare the column INT"
+		return "Flink's JSON formats read dates from text (yyyy-MM-dd) only: " + setting.Semantics.String() + " producer reads epoch days (Debezium's Date) into DATE, or declare the column INT"
 	}
 	if _, ok := javatext.ParseTimestamp(v, false, false); ok {
 		return "the value has a time: declare the column TIMESTAMP"
@@ -303,8 +304,8 @@ func Detect(lines [][]byte, firstLine int) (f *Format, schemaInclude bool, evide
 			continue
 		}
 		if s.Format != found.Format || s.SchemaInclude != found.SchemaInclude {
-			return nil, false, "", fmt.Errorf("%w: line %d looks like %s (it has %s) but line %d like %s (it has %s): give --format, or keep each format in files of its own",
-				ErrDetect, foundLine, found.describe(), quoteKeys(found.Keys), firstLine+i, s.describe(), quoteKeys(s.Keys))
+			return nil, false, "", fmt.Errorf("%w: line %d looks like %s (it has %s) but line %d like %s (it has %s): give %s, or keep each format in files of its own",
+				ErrDetect, foundLine, found.describe(), quoteKeys(found.Keys), firstLine+i, s.describe(), quoteKeys(s.Keys), setting.Format)
 		}
 	}
 	if found.Format == "" && control.Format != "" {
@@ -313,7 +314,7 @@ func Detect(lines [][]byte, firstLine int) (f *Format, schemaInclude bool, evide
 		found, foundLine = control, controlLine
 	}
 	if found.Format == "" {
-		return nil, false, "", fmt.Errorf("%w: no message among the first lines has the keys of a CDC format (Canal: data, type, isDdl; Maxwell: database, table, type, data; GoldenGate: op_type, table; Debezium: op and before/after, or schema/payload): give --format", ErrDetect)
+		return nil, false, "", fmt.Errorf("%w: no message among the first lines has the keys of a CDC format (Canal: data, type, isDdl; Maxwell: database, table, type, data; GoldenGate: op_type, table; Debezium: op and before/after, or schema/payload): give %s", ErrDetect, setting.Format)
 	}
 	f, _ = Lookup(found.Format)
 	return f, found.SchemaInclude, fmt.Sprintf("line %d has %s", foundLine, quoteKeys(found.Keys)), nil

@@ -7,6 +7,7 @@ import (
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/setting"
 )
 
 // MaxwellPosition is a Maxwell message's position in the binlog:
@@ -181,7 +182,7 @@ func (u maxwellUnit) guess(g *Guesser, schemaInclude bool, msg []byte) (ns, tabl
 func (maxwellUnit) routed(d *base) (ns, table []byte, esc, ok bool) { return routedDBTable(d) }
 
 func (maxwellUnit) unknownOpHint() string {
-	return "Flink's maxwell-json knows only insert, update and delete: --semantics producer reads bootstrap-insert rows and counts DDL and bootstrap markers as control messages (or ignore-parse-errors drops them, dead-lettered)"
+	return "Flink's maxwell-json knows only insert, update and delete: " + setting.Semantics.String() + " producer reads bootstrap-insert rows and counts DDL and bootstrap markers as control messages (or ignore-parse-errors drops them, dead-lettered)"
 }
 
 func (d *base) bindMaxwellPosition(m *metaCol, field func(string) func() ([]byte, bool)) error {

@@ -47,21 +47,6 @@ type Observation struct {
 	pos, ns, name, tmp []byte // buffers of Position, NS, Table and a value
 }
 
-// Observe reads what msg shows about its table into o, as msg's format
-// places it (schemaInclude: Debezium's schema/payload envelope). It
-// returns false when the format's messages name nothing to observe
-// (plain JSON rows).
-func (f *Format) Observe(schemaInclude bool, msg []byte, o *Observation) bool {
-	*o = Observation{fields: o.fields, pos: o.pos[:0], ns: o.ns[:0], name: o.name[:0], tmp: o.tmp[:0], Images: o.Images[:0]}
-	return f.unit.observe(schemaInclude, msg, o)
-}
-
-// Declared calls yield with each column type an Observation's Types
-// declares, as a Flink type, and the producer's words for it.
-func (f *Format) Declared(types []byte, yield func(col []byte, t arrowconv.Type, evidence string)) {
-	f.unit.declared(types, yield)
-}
-
 // noTypes is the evidence of a format whose messages declare no types.
 type noTypes struct{}
 

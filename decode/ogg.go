@@ -8,6 +8,7 @@ import (
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/setting"
 )
 
 // replicaIdentity is Flink's text for an update or delete without "before"
@@ -226,7 +227,7 @@ func (oggUnit) routed(d *base) (ns, table []byte, esc, ok bool) {
 }
 
 func (oggUnit) unknownOpHint() string {
-	return "Flink's ogg-json knows only the op_types I, U and D: --semantics producer counts truncates (T) as control messages (or ignore-parse-errors drops them, dead-lettered)"
+	return "Flink's ogg-json knows only the op_types I, U and D: " + setting.Semantics.String() + " producer counts truncates (T) as control messages (or ignore-parse-errors drops them, dead-lettered)"
 }
 
 var oggEvidence = [][]string{{"table"}, {"op_type"}, {"op_ts"}, {"pos"}, {"primary_keys"}, {"before"}, {"after"}}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/buger/jsonparser"
+	"github.com/cdcetl/cdcetl/internal/setting"
 )
 
 // Options are one format's Flink options. The zero value is Flink's
@@ -77,7 +78,7 @@ func (o *Options) Check(f *Format) error {
 	if !o.Producer {
 		for k, v := range map[string]string{optDecimalHandling: o.DecimalHandling, optTimePrecision: o.TimePrecision, optUnavailable: o.Unavailable} {
 			if v != "" {
-				return fmt.Errorf("%w: %s.%s is a Debezium connector setting that applies only with --semantics producer", ErrOption, f.Name, k)
+				return fmt.Errorf("%w: %s.%s is a Debezium connector setting that applies only with %s producer", ErrOption, f.Name, k, setting.Semantics)
 			}
 		}
 		return nil

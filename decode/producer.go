@@ -18,6 +18,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/internal/javatext"
+	"github.com/cdcetl/cdcetl/internal/setting"
 )
 
 // Producer semantics (docs/producer-semantics.md): each value decoded as
@@ -498,7 +499,7 @@ func (cx *convCtx) decimalFromBase64(v, b64 []byte, from, prec, to int, name str
 	raw, err := base64.StdEncoding.DecodeString(string(b64))
 	if err != nil || len(raw) == 0 {
 		return decimal128.Num{}, cx.failHint(v, name, "not base64, as decimal.handling.mode=precise writes decimals",
-			"for decimal text set --option debezium-json.decimal.handling.mode=string (or send the schema: schema-include)")
+			"for decimal text set "+setting.Option.String()+" debezium-json.decimal.handling.mode=string (or send the schema: schema-include)")
 	}
 	u := new(big.Int).SetBytes(raw)
 	if raw[0]&0x80 != 0 { // negative: two's complement

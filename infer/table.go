@@ -480,6 +480,8 @@ func (ts *Tables) hintsFor(k Key) []Hint {
 func (e *Evidence) apply(h Hint) {
 	for name, t := range h.Types {
 		if c := e.cols[name]; c != nil {
+			// The evidence is kept in the table's DDL (a COMMENT): one label
+			// whoever reads it, as tables already written have it.
 			c.typed, c.typ, c.evidence, c.interval = true, t, "--column-type", false
 		}
 	}

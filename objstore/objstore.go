@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file://
 	_ "gocloud.dev/blob/memblob"  // mem://
@@ -356,7 +357,7 @@ func Explain(err error) error {
 	}
 	if gaveUp(err) {
 		p := CurrentPolicy()
-		return fmt.Errorf("%w (gave up after %d tries, each failing or silent for --bucket-timeout %s: check the endpoint and the network, or raise --bucket-timeout or --bucket-attempts for a slow store; inputs already converted are journaled, so a rerun does only what is left)", err, p.Attempts, p.Timeout)
+		return fmt.Errorf("%w (gave up after %d tries, each failing or silent for %[4]s %[3]s: check the endpoint and the network, or raise %[4]s or %[5]s for a slow store; inputs already converted are journaled, so a rerun does only what is left)", err, p.Attempts, p.Timeout, setting.BucketTimeout, setting.BucketTries)
 	}
 	if m := err.Error(); strings.Contains(m, "get credentials") || strings.Contains(m, "could not find default credentials") {
 		return fmt.Errorf("%w (no credentials found: set them in the environment, e.g. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY; or run where a role is attached)", err)

@@ -21,6 +21,7 @@ import (
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/internal/inuse"
 	"github.com/cdcetl/cdcetl/internal/outdir"
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -347,7 +348,7 @@ func moveTargetUnwritable(t *testing.T, target string) {
 	if !errors.Is(err, ErrNotDisposed) || errors.Is(err, ErrPartial) {
 		t.Fatalf("first run: err = %v, want ErrNotDisposed", err)
 	}
-	if !strings.Contains(err.Error(), "--on-success keep") {
+	if !strings.Contains(err.Error(), setting.OnSuccess.String()+" keep") {
 		t.Errorf("the error does not say how to clear it: %v", err)
 	}
 	if st.Files != 1 || st.PerFile[0].Deferred == "" {
@@ -539,7 +540,7 @@ func TestDuplicateInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Files != 1 || len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "same bytes as") || !strings.Contains(st.PerFile[1].Warnings[0], "--dedup-inputs") {
+	if st.Files != 1 || len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "same bytes as") || !strings.Contains(st.PerFile[1].Warnings[0], setting.DedupInputs.String()) {
 		t.Fatalf("a copy under another name: %d converted, warnings %q", st.Files, st.Warnings)
 	}
 

@@ -1,14 +1,11 @@
 package pipeline
 
 import (
-	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/writer"
@@ -24,32 +21,6 @@ const routedPageBytes = 128 << 10
 // (paired rounds; 1024 and 2048 within the noise of 4096, 16384 no
 // better). One table's batches (a chunk's rows) are not held.
 const routedHoldRows = 4096
-
-// funcWriter adapts Config.Batches to a writer.
-type funcWriter func(ctx context.Context, rec arrow.RecordBatch) error
-
-func (f funcWriter) Write(ctx context.Context, rec arrow.RecordBatch) error { return f(ctx, rec) }
-
-func (f funcWriter) Close() error { return nil }
-
-func (f funcWriter) Abort() error { return nil }
-
-func newStreamWriter(cfg *Config) (writer.Writer, error) {
-	if cfg.Batches != nil {
-		return funcWriter(cfg.Batches), nil
-	}
-	if cfg.To == ToPrint {
-		return writer.NewPrint(cfg.Stdout, cfg.Schema.ArrowSchema()), nil
-	}
-	if cfg.Target != nil {
-		enc, err := decode.NewEncoder(cfg.Target, cfg.Schema, cfg.TargetOptions, cfg.Encode)
-		if err != nil {
-			return nil, err
-		}
-		return writer.NewCDCJSONStream(bufio.NewWriterSize(cfg.Stdout, 1<<16), enc), nil
-	}
-	return nil, fmt.Errorf("pipeline: unsupported output %q", cfg.To)
-}
 
 // positionColumns are the source-position columns of s: one distinct
 // value per change, so they skip the dictionary.
@@ -68,7 +39,8 @@ func positionColumns(s *arrowconv.Schema) []string {
 //
 // Parquet outputs record their source, cdcetl's version, the format and,
 // when the rows are one source table's, its namespace and name.
-func (r *run) newFileWriter(fr *fileRun, tableDir, stem string, schema *arrowconv.Schema, format *decode.Format, table *TableKey) (writer.Writer, string, error) {
+func (s *fileSink) newFileWriter(fr *fileRun, tableDir, stem string, schema *arrowconv.Schema, format *decode.Format, table *TableKey) (writer.Writer, string, error) {
+	r := s.r
 	cfg := r.cfg
 	f := fr.file
 	rel, _, err := r.outputNames(filepath.Join(tableDir, stem))
@@ -99,7 +71,7 @@ func (r *run) newFileWriter(fr *fileRun, tableDir, stem string, schema *arrowcon
 		opts.PlainColumns = positionColumns(schema)
 		opts.CreatedBy = cfg.createdBy()
 		if cfg.hive() {
-			h, err := r.newHiveWriter(tableDir, stem, schema, opts)
+			h, err := s.newHiveWriter(tableDir, stem, schema, opts)
 			if err != nil {
 				return nil, "", err
 			}

@@ -29,7 +29,8 @@ import (
 
 // newHiveWriter makes an input's partitioned Parquet output of a table in
 // tableDir (relative to OutDir).
-func (r *run) newHiveWriter(tableDir, stem string, schema *arrowconv.Schema, opts writer.ParquetOptions) (*hiveOut, error) {
+func (s *fileSink) newHiveWriter(tableDir, stem string, schema *arrowconv.Schema, opts writer.ParquetOptions) (*hiveOut, error) {
+	r := s.r
 	cfg := r.cfg
 	cols, err := bindPartitions(cfg.PartitionBy, schema)
 	if err != nil {
@@ -79,7 +80,8 @@ func bindPartitions(fields []partition.Field, schema *arrowconv.Schema) ([]parti
 
 // resolveHive replaces, in an input's outputs, each partitioned output's
 // placeholder with the files it wrote.
-func (r *run) resolveHive(fr *fileRun) {
+func (s *fileSink) resolveHive(fr *fileRun) {
+	r := s.r
 	if len(fr.hive) == 0 {
 		return
 	}
@@ -114,7 +116,8 @@ func (h *hiveOut) relFiles(outDir string) []string {
 
 // writeSuccessFiles puts the success file into every partition directory
 // that holds a converted input's rows.
-func (r *run) writeSuccessFiles(ctx context.Context) error {
+func (s *fileSink) writeSuccessFiles(ctx context.Context) error {
+	r := s.r
 	name := r.cfg.Filesystem.SuccessFile
 	if name == "" || r.journal == nil || !r.cfg.hive() {
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/reader"
 )
 
@@ -104,8 +105,8 @@ func (s *lakeSink) decideKeys(ctx context.Context, files []reader.File) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("--table-mode upsert needs a primary key, and no input of the run shows one for %s (nothing was committed): name it with --primary-key %s=COL[,COL], pin the table with a --ddl-dir DDL that declares PRIMARY KEY (...) NOT ENFORCED, or use --table-mode changelog",
-			strings.Join(missing, ", "), missing[0])
+		return fmt.Errorf("%[3]s upsert needs a primary key, and no input of the run shows one for %[1]s (nothing was committed): name it with %[4]s %[2]s=COL[,COL], pin the table with a %[5]s DDL that declares PRIMARY KEY (...) NOT ENFORCED, or use %[3]s changelog",
+			strings.Join(missing, ", "), missing[0], setting.TableMode, setting.PrimaryKey, setting.DDLDir)
 	}
 	r.router.mu.Lock()
 	r.router.keys = keys

@@ -11,6 +11,7 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/internal/outdir"
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/lake"
 )
 
@@ -36,7 +37,7 @@ func TestUpsertKeysDecidedFirst(t *testing.T) {
 	wh := filepath.Join(dir, "wh")
 	cfg := Config{OutputOptions: OutputOptions{To: ToIceberg, OutDir: wh}, LakeOptions: LakeOptions{TableMode: lake.ModeUpsert}, RunOptions: RunOptions{Workers: 2}}
 	_, err := Run(context.Background(), cfg, []string{a, b, c})
-	if err == nil || !strings.Contains(err.Error(), "--primary-key shop.nokey=") || !strings.Contains(err.Error(), "nothing was committed") {
+	if err == nil || !strings.Contains(err.Error(), setting.PrimaryKey.String()+" shop.nokey=") || !strings.Contains(err.Error(), "nothing was committed") {
 		t.Fatalf("a table with no key: %v", err)
 	}
 	l, err := lake.Open(context.Background(), wh, "")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/internal/outdir"
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/partition"
@@ -139,8 +140,8 @@ func (s *lakeSink) newLakeWriter(ctx context.Context, fr *fileRun, tr *tableRun,
 	}
 	if b := filepath.Base(dir); cfg.TableMode == lake.ModeUpsert && outdir.IsVersionDir(b) {
 		// A second table would split the keys' current state in two.
-		return nil, "", fmt.Errorf("%s: its schema changed incompatibly (schema version %s, %s): an upsert table keeps one current row per key and cannot go on in a second table. Pin the column's type so that every value fits (--column-type %s.COL=TYPE, or a --ddl-dir DDL, as 'cdcetl inspect' shows the change) and load into a new warehouse, or load a changelog table (--table-mode changelog)",
-			key, strings.TrimPrefix(b, "v"), filepath.Join(dir, outdir.SchemaFile), key)
+		return nil, "", fmt.Errorf("%s: its schema changed incompatibly (schema version %s, %s): an upsert table keeps one current row per key and cannot go on in a second table. Pin the column's type so that every value fits (%[5]s %[4]s.COL=TYPE, or a %[6]s DDL, as inspect shows the change) and load into a new warehouse, or load a changelog table (%[7]s changelog)",
+			key, strings.TrimPrefix(b, "v"), filepath.Join(dir, outdir.SchemaFile), key, setting.ColumnType, setting.DDLDir, setting.TableMode)
 	}
 	ns, name := lakeIdent(key, dir)
 	t, err := s.lake.Table(ctx, ns, name, abs, schema)
@@ -417,7 +418,7 @@ func (s *lakeSink) maintainLakes(ctx context.Context) error {
 		}
 		res, err := s.lake.Maintain(ctx, id, lake.MaintainOptions{OlderThan: lake.DefaultOlderThan, Auto: true})
 		if err != nil {
-			return fmt.Errorf("maintaining after the load (the load is committed; --no-maintain skips this): %w", err)
+			return fmt.Errorf("maintaining after the load (the load is committed; %s skips this): %w", setting.NoMaintain, err)
 		}
 		r.mu.Lock()
 		r.total.Maintained = append(r.total.Maintained, res)

@@ -28,6 +28,7 @@ import (
 	"github.com/cdcetl/cdcetl/internal/cdcgen"
 	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
 	"github.com/cdcetl/cdcetl/internal/outdir"
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/partition"
@@ -834,7 +835,7 @@ func TestUpsertRefusesSecondVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Run(context.Background(), cfg, []string{b})
-	if err == nil || !strings.Contains(err.Error(), "cannot go on in a second table") || !strings.Contains(err.Error(), "--column-type shop.orders.COL=TYPE") {
+	if err == nil || !strings.Contains(err.Error(), "cannot go on in a second table") || !strings.Contains(err.Error(), setting.ColumnType.String()+" shop.orders.COL=TYPE") {
 		t.Fatalf("err = %v", err)
 	}
 	l, _ := lake.Open(context.Background(), wh, "")

@@ -251,6 +251,8 @@ func (s *lakeSink) flushLake() {
 	}
 }
 
+func (*lakeSink) ordered() bool { return false }
+
 func (s *lakeSink) prepare(ctx context.Context, files []reader.File) error {
 	r := s.r
 	if r.cfg.TableMode == lake.ModeUpsert && r.router != nil && len(files) > 0 {

@@ -30,7 +30,8 @@ type snapshotState struct {
 
 // materializeTables folds the journal's changes into every table's
 // snapshot.
-func (r *run) materializeTables(ctx context.Context) error {
+func (s *fileSink) materializeTables(ctx context.Context) error {
+	r := s.r
 	cfg := r.cfg
 	// One snapshot per table, whatever its schema versions: a key has one
 	// current row, in the latest version's schema (rows of earlier
@@ -93,7 +94,7 @@ func (r *run) materializeTables(ctx context.Context) error {
 		truncs[i] = truncatesOf(e)
 	}
 	for _, j := range jobs {
-		mt, err := r.materializeTable(ctx, j.key, j.dir, j.dirs, j.schema, entries, truncs)
+		mt, err := s.materializeTable(ctx, j.key, j.dir, j.dirs, j.schema, entries, truncs)
 		if err != nil {
 			return fmt.Errorf("current state of %s: %w", j.key, err)
 		}
@@ -125,7 +126,8 @@ func versionOfDir(dir, base string) int {
 // changeIn reports whether output rel is a change file of the table in dir
 // (routed: below dir, not in a version directory or the snapshot; with a
 // schema: every Parquet output).
-func (r *run) changeIn(dir, rel string) bool {
+func (s *fileSink) changeIn(dir, rel string) bool {
+	r := s.r
 	if !strings.HasSuffix(rel, ".parquet") {
 		return false
 	}
@@ -140,7 +142,8 @@ func (r *run) changeIn(dir, rel string) bool {
 	return !(strings.Contains(sub, "/") && outdir.IsVersionDir(first)) && first != outdir.CurrentDir
 }
 
-func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, dirs []string, s *arrowconv.Schema, entries []outdir.Entry, truncs [][]Truncate) (*MaterializedTable, error) {
+func (fs *fileSink) materializeTable(ctx context.Context, key TableKey, dir string, dirs []string, s *arrowconv.Schema, entries []outdir.Entry, truncs [][]Truncate) (*MaterializedTable, error) {
+	r := fs.r
 	cfg := r.cfg
 	cur := filepath.Join(cfg.OutDir, outdir.SnapshotDir(dir))
 	var st snapshotState
@@ -163,7 +166,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 	}
 	changeIn := func(o string) bool {
 		for _, d := range dirs {
-			if r.changeIn(d, o) {
+			if fs.changeIn(d, o) {
 				return true
 			}
 		}
@@ -255,7 +258,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 		if err := os.MkdirAll(next, 0o755); err != nil {
 			return nil, err
 		}
-		if err := r.publishSnapshot(ctx, dir, next, &st); err != nil {
+		if err := fs.publishSnapshot(ctx, dir, next, &st); err != nil {
 			return nil, err
 		}
 		return &MaterializedTable{Table: key.String(), Dir: outdir.SnapshotDir(dir), Order: "input path, then line"}, nil
@@ -283,7 +286,7 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 		os.RemoveAll(next)
 		return nil, err
 	}
-	if err := r.publishSnapshot(ctx, dir, next, &st); err != nil {
+	if err := fs.publishSnapshot(ctx, dir, next, &st); err != nil {
 		return nil, err
 	}
 	order := "input path, then line"
@@ -295,7 +298,8 @@ func (r *run) materializeTable(ctx context.Context, key TableKey, dir string, di
 
 // publishSnapshot writes the state file into the new snapshot next and
 // puts it in place of the table's current one.
-func (r *run) publishSnapshot(ctx context.Context, dir, next string, st *snapshotState) error {
+func (s *fileSink) publishSnapshot(ctx context.Context, dir, next string, st *snapshotState) error {
+	r := s.r
 	slices.Sort(st.Folded)
 	b, _ := json.MarshalIndent(st, "", " ")
 	if err := outdir.WriteSynced(filepath.Join(next, outdir.StateFile), b); err != nil {

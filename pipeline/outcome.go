@@ -15,6 +15,7 @@ import (
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/internal/inuse"
 	"github.com/cdcetl/cdcetl/internal/outdir"
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
@@ -46,9 +47,6 @@ func (r *run) deadLetterPath(fr *fileRun) string {
 // then its journal entry, then the OnSuccess action; on failure nothing
 // appears, and with KeepGoing the failure is journaled and the run goes on.
 func (r *run) finish(fr *fileRun, st Stats, err error) error {
-	if fr.stream != nil {
-		close(fr.stream)
-	}
 	if fr.strict && err != nil && isInputError(err, fr.file) {
 		// The optimistic attempt stopped: nothing of it stays, and the
 		// feeder reads the input again for its schemas.
@@ -158,7 +156,7 @@ func (r *run) succeeded(fr *fileRun, st *Stats, fs *FileStats, committed *bool) 
 			prev = pe.Outputs
 		}
 		if d, ok := r.journal.SameContent(e.Size, e.Hash, fr.key); ok && !r.sink.replaces() { // a table holds one input's bytes once
-			st.Warnings = append(st.Warnings, fmt.Sprintf("%s holds the same bytes as %s, converted before: their rows are in the outputs twice (--dedup-inputs skips such files)", fr.file.Path, d.Path))
+			st.Warnings = append(st.Warnings, fmt.Sprintf("%s holds the same bytes as %s, converted before: their rows are in the outputs twice (%s skips such files)", fr.file.Path, d.Path, setting.DedupInputs))
 		}
 	}
 	var err error
@@ -315,7 +313,7 @@ func (r *run) dedupInput(f reader.File, k outdir.InputKey, idx int, seen map[int
 	e := outdir.Entry{Path: k.Path, Gen: k.Gen, Size: f.Size, ModTime: f.ModTime, Hash: hash, Status: outdir.StatusOK,
 		Fingerprint: r.fingerprint, DuplicateOf: of, Time: time.Now().UTC()}
 	fs := FileStats{idx: idx, Path: f.Path, Status: "skipped"}
-	fs.Warnings = []string{fmt.Sprintf("%s: the same bytes as %s: skipped (--dedup-inputs)", f.Path, of)}
+	fs.Warnings = []string{fmt.Sprintf("%s: the same bytes as %s: skipped (%s)", f.Path, of, setting.DedupInputs)}
 	fs.Disposed, fs.MovedTo, err = r.dispose(e, f, r.cfg.OnSuccess)
 	var de *dispositionError
 	if reason, ok := deferred(err); ok {
@@ -356,7 +354,7 @@ func (r *run) columnWarnings(fr *fileRun, st Stats) []string {
 		}
 		w := fmt.Sprintf("%s: column %s is NULL in all %d rows: the messages have no key %q", fr.file.Path, col.Name, st.TotalRows(), col.Name)
 		if near := decode.Closest(col.Name, keys); near != "" {
-			w += fmt.Sprintf(" (they have %q; names are case-sensitive: --column-case insensitive matches them)", near)
+			w += fmt.Sprintf(" (they have %q; names are case-sensitive: %s insensitive matches them)", near, setting.ColumnCase)
 		}
 		out = append(out, w)
 	}
@@ -453,7 +451,7 @@ func (e *dispositionError) Unwrap() error { return e.err }
 // end, and what the user can do about it.
 func (r *run) notDisposed(fs *FileStats, path string, err error) {
 	fs.Deferred = err.Error()
-	w := fmt.Errorf("%s: converted, but %w. It stays where it is, journaled as converted with the move or delete pending: fix the cause and run again (pending moves are retried first), or run with --on-success keep to leave it there", path, err)
+	w := fmt.Errorf("%s: converted, but %w. It stays where it is, journaled as converted with the move or delete pending: fix the cause and run again (pending moves are retried first), or run with %s keep to leave it there", path, err, setting.OnSuccess)
 	r.mu.Lock()
 	r.undisposed = append(r.undisposed, w)
 	r.mu.Unlock()

@@ -338,3 +338,33 @@ func TestGatherEvidence(t *testing.T) {
 		}
 	}
 }
+
+// slowWriter takes a while over each write, as a pipe to a slow reader
+// does.
+type slowWriter struct {
+	bytes.Buffer
+	delay time.Duration
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(w.delay)
+	return w.Buffer.Write(p)
+}
+
+// TestKeepGoingPrintsEveryGoodRow: with KeepGoing, an input that fails
+// does not cost the others their printed rows, however far behind the
+// reader of the output is when the last input is done.
+func TestKeepGoingPrintsEveryGoodRow(t *testing.T) {
+	in := writeInputs(t, t.TempDir(), 8, 3000)
+	os.WriteFile(filepath.Join(in, "a-bad.json"), []byte(`{"data":[{"id":"x","name":"n"}],"type":"INSERT"}`+"\n"), 0o644)
+	cfg := canalConfig(t, 2)
+	out := &slowWriter{delay: 20 * time.Millisecond}
+	cfg.To, cfg.Stdout, cfg.KeepGoing = ToPrint, out, true
+	st, err := Run(context.Background(), cfg, []string{in})
+	if !errors.Is(err, ErrPartial) {
+		t.Fatalf("err = %v, want ErrPartial", err)
+	}
+	if got := strings.Count(out.String(), "\n"); got != 8*3000 || st.Rows[0] != 8*3000 {
+		t.Errorf("printed %d rows, counted %d; want %d", got, st.Rows[0], 8*3000)
+	}
+}

@@ -170,7 +170,7 @@ feeding:
 // own assembler; strict makes it optimistic again (after sampleNewTables).
 func (r *run) again(ctx context.Context, fr *fileRun, snap map[infer.Key]*tableRun, strict bool) *fileRun {
 	n := &fileRun{
-		inputRun:  inputRun{idx: fr.idx, turn: fr.turn, file: fr.file, key: fr.key, stem: fr.stem, stream: fr.stream},
+		inputRun:  inputRun{idx: fr.idx, turn: fr.turn, file: fr.file, key: fr.key, stem: fr.stem},
 		feedRun:   feedRun{results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{})},
 		routedRun: routedRun{format: fr.format, schemaInclude: fr.schemaInclude, tables: snap},
 	}
@@ -210,7 +210,7 @@ func (r *run) prepare(fr *fileRun, ahead []reader.Chunk, more bool) error {
 	}
 	fr.format, fr.schemaInclude = format, schemaInclude
 	var ev *infer.FileEvidence
-	if more && cfg.OutDir == "" {
+	if more && r.sink.ordered() {
 		// One stream cannot take rows back: no optimistic attempt.
 		if ev, err = inferFile(r.ctx, cfg, fr.file, fr.idx, format, schemaInclude); err != nil {
 			return err
@@ -493,7 +493,7 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 				return true
 			}
 			tr, td = last.tr, last.td
-			if cfg.OutDir == "" && cur != nil && cur != td {
+			if r.sink.ordered() && cur != nil && cur != td {
 				flush(cur, open[cur]) // one stream: the input's order across tables
 				delete(open, cur)
 			}
@@ -751,15 +751,6 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 	if t.tr != nil {
 		fr.countTable(t)
 	}
-	if fr.stream != nil {
-		select {
-		case fr.stream <- t:
-			return nil
-		case <-ctx.Done():
-			t.rec.Release()
-			return ctx.Err()
-		}
-	}
 	defer t.rec.Release()
 	if t.tr == nil {
 		return fr.w.Write(ctx, t.rec)
@@ -776,8 +767,10 @@ func (r *run) write(ctx context.Context, fr *fileRun, t taggedRec) error {
 		}
 		fr.writers[t.tr.id] = w
 		fr.touched = append(fr.touched, t.tr)
-		fr.outputs = append(fr.outputs, out)
-		fr.tableStats[t.tr.id].Outputs = []string{out}
+		if out != "" {
+			fr.outputs = append(fr.outputs, out)
+			fr.tableStats[t.tr.id].Outputs = []string{out}
+		}
 	}
 	if err := w.Write(ctx, t.rec); err != nil {
 		return err
@@ -905,49 +898,4 @@ func (fr *fileRun) countTable(t taggedRec) {
 	for _, k := range writer.RowKinds(t.rec) {
 		ts.Rows[k]++
 	}
-}
-
-// drain writes the streams in order, releasing each batch; routed
-// batches go to their table's writer in sink.
-func drain(ctx context.Context, w writer.Writer, sink *routedSink, streams []chan taggedRec) error {
-	var first error
-	put := func(t taggedRec) {
-		if first == nil {
-			if t.tr != nil && sink != nil {
-				first = sink.write(ctx, t.tr, t.rec)
-			} else {
-				first = w.Write(ctx, t.rec)
-			}
-		}
-		t.rec.Release()
-	}
-	for _, ch := range streams {
-		for {
-			select {
-			case t, ok := <-ch:
-				if !ok {
-					goto next
-				}
-				put(t)
-			case <-ctx.Done():
-				// Workers stop sending once ctx is done; drop what is queued.
-				for {
-					select {
-					case t, ok := <-ch:
-						if !ok {
-							goto next
-						}
-						t.rec.Release()
-					default:
-						if first == nil {
-							first = ctx.Err()
-						}
-						return first
-					}
-				}
-			}
-		}
-	next:
-	}
-	return first
 }

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -18,7 +17,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -609,41 +607,6 @@ func (rd *routedDecoders) get(cfg *Config, tr *tableRun, format *decode.Format, 
 	}
 	rd.byID[k] = td
 	return td, nil
-}
-
-// routedSink prints, or re-encodes to one stream, the rows of many tables:
-// one writer per table snapshot over one buffered stdout, so lines stay in
-// order.
-type routedSink struct {
-	cfg *Config
-	bw  *bufio.Writer
-	by  map[int]writer.Writer
-}
-
-func (s *routedSink) write(ctx context.Context, tr *tableRun, rec arrow.RecordBatch) error {
-	w := s.by[tr.id]
-	if w == nil {
-		if s.cfg.To == ToPrint {
-			w = writer.NewPrintShared(s.bw, tr.schema.ArrowSchema(), tr.prefix)
-		} else {
-			enc, err := decode.NewEncoder(s.cfg.Target, tr.schema, s.cfg.TargetOptions, s.cfg.Encode)
-			if err != nil {
-				return err
-			}
-			w = writer.NewCDCJSONStream(s.bw, enc)
-		}
-		s.by[tr.id] = w
-	}
-	return w.Write(ctx, rec)
-}
-
-func (s *routedSink) close() error {
-	for _, w := range s.by {
-		if err := w.Close(); err != nil {
-			return err
-		}
-	}
-	return s.bw.Flush()
 }
 
 // sampleBytes is how much of an input's first chunk its optimistic

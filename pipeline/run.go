@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,9 +13,9 @@ import (
 
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/internal/outdir"
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/reader"
-	"github.com/cdcetl/cdcetl/writer"
 )
 
 // A run in stages, each one way: start (the inputs of this shard, the
@@ -279,7 +278,7 @@ func (r *run) writePending(p *inputPlan) error {
 		return err
 	}
 	r.atEnd(func() {
-		if !r.unsettled {
+		if cfg.OutDir != "" && !r.unsettled {
 			os.Remove(filepath.Join(cfg.OutDir, pending))
 		}
 	})
@@ -298,13 +297,6 @@ func (r *run) convert(p *inputPlan) error {
 		}
 	}
 	outer := r.ctx // the errgroup's is cancelled when Wait returns
-	var st *stream
-	if cfg.OutDir == "" {
-		var err error
-		if st, err = r.openStream(outer, len(p.files)); err != nil {
-			return setup(err)
-		}
-	}
 	g, ctx := errgroup.WithContext(outer)
 	r.g, r.ctx = g, ctx
 	for w := 0; w < cfg.Workers; w++ {
@@ -317,16 +309,16 @@ func (r *run) convert(p *inputPlan) error {
 				inputRun: inputRun{idx: p.order[i], turn: i, file: f, key: p.keys[i], stem: p.stems[i]},
 				feedRun:  feedRun{results: make(chan chunkResult, cap(r.tokens)), fed: make(chan int, 1), stop: make(chan struct{})},
 			}
-			if st != nil {
-				fr.stream = st.files[i]
-			} else if r.router == nil {
+			if r.router == nil {
 				// Writers are made before any chunk is read, so an
 				// unwritable output stops the run before work is done.
 				w, out, err := r.sink.writer(ctx, fr, nil)
 				if err != nil {
 					return err
 				}
-				fr.w, fr.outputs = w, []string{out}
+				if fr.w = w; out != "" {
+					fr.outputs = []string{out}
+				}
 			}
 			g.Go(func() error { return r.assemble(ctx, fr) })
 			if err := r.feed(ctx, fr); err != nil {
@@ -339,16 +331,12 @@ func (r *run) convert(p *inputPlan) error {
 	r.ctx = outer
 	sort.Slice(r.total.PerFile, func(a, b int) bool { return r.total.PerFile[a].idx < r.total.PerFile[b].idx })
 	if r.tables != nil && r.tables.Len() > 1 {
-		r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("%[1]s messages of %[2]d tables (%[3]s) were all decoded with one schema: pick one with --option %[1]s.table.include=REGEX (and database.include)", r.cfg.Format.Name, r.tables.Len(), r.tables))
+		r.total.Warnings = append(r.total.Warnings, fmt.Sprintf("%[1]s messages of %[2]d tables (%[3]s) were all decoded with one schema: pick one with %[4]s %[1]s.table.include=REGEX (and database.include)", r.cfg.Format.Name, r.tables.Len(), r.tables, setting.Option))
 	}
 	if err == nil {
 		err = r.sink.done(outer)
 	}
-	err = r.verdict(err)
-	if st != nil {
-		err = st.close(err)
-	}
-	return err
+	return r.verdict(err)
 }
 
 // verdict adds to the run's error what its inputs came to: ErrPartial
@@ -366,68 +354,4 @@ func (r *run) verdict(err error) error {
 		errs = append(append(errs, ErrNotDisposed), r.undisposed...)
 	}
 	return errors.Join(errs...)
-}
-
-// stream is the one ordered output of a run without an output
-// directory: batches of input i are written before those of input i+1,
-// each input having a channel that one goroutine drains in order.
-type stream struct {
-	files  []chan taggedRec
-	w      writer.Writer
-	routed *routedSink
-	done   chan error
-	cancel context.CancelFunc
-}
-
-// openStream starts the drainer, on its own context: the run's errgroup
-// cancels its context as soon as Wait returns, when batches may still be
-// queued for it.
-func (r *run) openStream(ctx context.Context, n int) (*stream, error) {
-	cfg := r.cfg
-	st := &stream{files: make([]chan taggedRec, n), done: make(chan error, 1)}
-	for i := range st.files {
-		st.files[i] = make(chan taggedRec, 4)
-	}
-	if r.router != nil && cfg.Batches == nil {
-		st.routed = &routedSink{cfg: cfg, bw: bufio.NewWriterSize(cfg.Stdout, 1<<16), by: map[int]writer.Writer{}}
-	} else {
-		var err error
-		if st.w, err = newStreamWriter(cfg); err != nil {
-			return nil, err
-		}
-	}
-	dctx, cancel := context.WithCancel(ctx)
-	st.cancel = cancel
-	r.atEnd(cancel)
-	go func() { st.done <- drain(dctx, st.w, st.routed, st.files) }()
-	return st, nil
-}
-
-// close waits for the drainer and closes the stream's writer (aborts it,
-// when the run failed: err); it returns the run's error, or the
-// stream's.
-func (st *stream) close(err error) error {
-	if err != nil {
-		st.cancel()
-	}
-	serr := <-st.done
-	switch {
-	case st.routed != nil:
-		if cerr := st.routed.close(); err == nil {
-			err = serr
-			if err == nil {
-				err = cerr
-			}
-		}
-	case err == nil:
-		err = serr
-		if err == nil {
-			err = st.w.Close()
-		} else {
-			st.w.Abort()
-		}
-	default:
-		st.w.Abort()
-	}
-	return err
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go/table"
 	"github.com/cdcetl/cdcetl/internal/outdir"
+	"github.com/cdcetl/cdcetl/internal/setting"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/internal/lazysubstrait"
@@ -79,7 +80,7 @@ func Show(ctx context.Context, o ShowOptions, w io.Writer) (int, error) {
 		rel, _ := filepath.Rel(o.Dir, dir)
 		snap := filepath.Join(o.Dir, outdir.SnapshotDir(rel))
 		if files, err = filepath.Glob(filepath.Join(snap, "*.parquet")); err != nil || len(files) == 0 {
-			return 0, fmt.Errorf("%s has no current-state snapshot (%s): convert with --materialize to keep one", o.Table, snap)
+			return 0, fmt.Errorf("%s has no current-state snapshot (%s): convert with %s to keep one", o.Table, snap, setting.Materialize)
 		}
 	} else if files, err = changelogFiles(o.Dir, dir); err != nil {
 		return 0, err
@@ -172,7 +173,7 @@ func showIceberg(ctx context.Context, o ShowOptions, k TableKey, p *rowPrinter) 
 	// (+I), whatever change last wrote them.
 	p.state = tbl.Properties()[lake.PropMode] == lake.ModeUpsert
 	if o.Current && !p.state {
-		return fmt.Errorf("%s is a changelog table: its current state is an upsert load's (--table-mode upsert into another warehouse) or --materialize's (Parquet)", k)
+		return fmt.Errorf("%s is a changelog table: its current state is an upsert load's (%s upsert into another warehouse) or %s's (Parquet)", k, setting.TableMode, setting.Materialize)
 	}
 	if o.Files {
 		return icebergFiles(ctx, tbl, k, p)
@@ -219,7 +220,7 @@ func icebergFiles(ctx context.Context, tbl *table.Table, k TableKey, p *rowPrint
 	}
 	for _, t := range tasks {
 		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
-			return fmt.Errorf("%s has delete files: its data files alone hold rows the table removed; print its rows with show (without --files) or read it with an Iceberg reader", k)
+			return fmt.Errorf("%s has delete files: its data files alone hold rows the table removed; print its rows with show (without %s) or read it with an Iceberg reader", k, setting.ShowFiles)
 		}
 	}
 	for _, t := range tasks {

@@ -11,10 +11,14 @@ import (
 var (
 	_ sink = (*fileSink)(nil)
 	_ sink = (*lakeSink)(nil)
+	_ sink = (*streamSink)(nil)
 )
 
 // newSink opens the sink of r's output.
 func newSink(ctx context.Context, r *run) (sink, error) {
+	if r.cfg.OutDir == "" {
+		return &streamSink{r: r}, nil
+	}
 	if r.cfg.To != ToIceberg {
 		return &fileSink{r: r}, nil
 	}
@@ -25,30 +29,28 @@ func newSink(ctx context.Context, r *run) (sink, error) {
 	return s, nil
 }
 
-// fileSink writes one file per input and table (hive.go: per partition),
-// and the current-state snapshots (materialize.go).
-type fileSink struct{ r *run }
-
 func (*fileSink) close() error { return nil }
 
 func (s *fileSink) done(ctx context.Context) error {
-	if err := s.r.writeSuccessFiles(ctx); err != nil {
+	if err := s.writeSuccessFiles(ctx); err != nil {
 		return err
 	}
 	if s.r.cfg.Materialize && s.r.journal != nil {
-		return s.r.materializeTables(ctx)
+		return s.materializeTables(ctx)
 	}
 	return nil
 }
 
 func (*fileSink) replaces() bool { return false }
 
+func (*fileSink) ordered() bool { return false }
+
 func (s *fileSink) writer(ctx context.Context, fr *fileRun, tr *tableRun) (writer.Writer, string, error) {
 	cfg := s.r.cfg
 	if tr == nil {
-		return s.r.newFileWriter(fr, "", fr.stem, cfg.Schema, cfg.Format, cfg.OnlyTable)
+		return s.newFileWriter(fr, "", fr.stem, cfg.Schema, cfg.Format, cfg.OnlyTable)
 	}
-	return s.r.newFileWriter(fr, tr.dir, outdir.RoutedStem(fr.stem), tr.schema, fr.format, &tr.key)
+	return s.newFileWriter(fr, tr.dir, outdir.RoutedStem(fr.stem), tr.schema, fr.format, &tr.key)
 }
 
 func (*fileSink) recover(context.Context, string, *outdir.Journal) error { return nil }
@@ -58,7 +60,7 @@ func (*fileSink) finishing(_ *fileRun, _ Stats, err error) (func(), error) {
 }
 
 func (s *fileSink) settle(_ context.Context, fr *fileRun, _ *Stats, _ bool) error {
-	s.r.resolveHive(fr)
+	s.resolveHive(fr)
 	return nil
 }
 

@@ -88,8 +88,7 @@ type inputRun struct {
 	// stored, and the modification time that goes with them (0: unknown).
 	readSize, readMod int64
 	info              decode.FileInfo
-	w                 writer.Writer // file output, or nil
-	stream            chan taggedRec
+	w                 writer.Writer // the output of a conversion with a Schema, or nil
 	// nonNull[c] is set once physical column c (schema index) held a value;
 	// first is the file's first message that gave rows.
 	nonNull []bool
@@ -239,12 +238,12 @@ type taggedRec struct {
 	rec arrow.RecordBatch
 }
 
-// sink is where the rows of a run with an output directory go, one kind
-// per implementation: files (Parquet, Hive-partitioned Parquet, re-encoded
-// CDC JSON; fileSink) or Iceberg tables (lakeSink). A run picks its sink
-// once, at start (newSink), and from then on never asks which kind it
-// writes. Printed rows and Config.Batches go to one ordered stream
-// instead (RunFiles' drain), with a fileSink that makes no files.
+// sink is where the rows of a run go, one kind per implementation: files
+// (Parquet, Hive-partitioned Parquet, re-encoded CDC JSON; fileSink),
+// Iceberg tables (lakeSink), or, without an output directory, one ordered
+// stream (printed rows, CDC JSON on stdout, Config.Batches; streamSink). A
+// run picks its sink once, at start (newSink), and from then on never
+// asks which kind it writes.
 //
 // The run calls, in this order: recover for each pending file a killed
 // run left; prepare with the inputs to convert; for each input, writer
@@ -269,9 +268,19 @@ type sink interface {
 	// input converted again (a table does); otherwise the run removes the
 	// earlier outputs the new conversion did not make again.
 	replaces() bool
+	// ordered reports whether the sink is one ordered stream: rows it
+	// took cannot be taken back (an input is never tried
+	// optimistically), and an input's rows keep their order across its
+	// tables.
+	ordered() bool
 	done(ctx context.Context) error
 	close() error
 }
+
+// fileSink writes one file per input and table (files.go; hive.go: per
+// partition), and the current-state snapshots (materialize.go); its
+// methods of the sink interface are in sink.go.
+type fileSink struct{ r *run }
 
 // partitionedOut is an input's output of a partitioned table: a data
 // file per partition (*partition.Writer), or an upsert delta per

@@ -20,12 +20,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/klauspost/compress/zstd"
 )
 
 // ErrLineTooLong is returned (wrapped in a *LineError) when a line is longer
 // than the configured maximum.
-var ErrLineTooLong = errors.New("line too long (raise --max-line-size if the message is real)")
+var ErrLineTooLong = setting.Error("line too long (raise %s if the message is real)", setting.MaxLine)
 
 // DefaultMaxLine is the default longest line accepted: large enough for any
 // real CDC message (a 50 MB row image works), small enough to stop a file

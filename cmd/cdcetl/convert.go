@@ -23,6 +23,7 @@ import (
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
 	"github.com/cdcetl/cdcetl/internal/outdir"
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/partition"
 	"github.com/cdcetl/cdcetl/pipeline"
@@ -753,6 +754,29 @@ var configFlags = map[string]string{
 	"DedupInputs": "--dedup-inputs", "Encode": "--merge-updates and --envelope",
 	"Catalog": "--catalog", "DeadLetterDir": "--dead-letter", "Shard": "--shard",
 	"TableProperties": "--option (Iceberg table properties)",
+}
+
+// settingFlags are the flags of the settings the library's messages
+// advise changing (internal/setting).
+var settingFlags = map[setting.Name]string{
+	setting.Format: "--format", setting.Option: "--option", setting.Semantics: "--semantics",
+	setting.ColumnCase: "--column-case", setting.MaxLine: "--max-line-size", setting.Shard: "--shard",
+	setting.Force: "--force", setting.DedupInputs: "--dedup-inputs", setting.OnSuccess: "--on-success",
+	setting.FailedDir: "--failed", setting.OutDir: "-o", setting.DeadLetter: "--dead-letter",
+	setting.Materialize: "--materialize", setting.TableMode: "--table-mode", setting.PrimaryKey: "--primary-key",
+	setting.ColumnType: "--column-type", setting.DDLDir: "--ddl-dir", setting.NoMaintain: "--no-maintain",
+	setting.ShowFiles: "--files", setting.BucketTimeout: "--bucket-timeout", setting.BucketTries: "--bucket-attempts",
+}
+
+// The library's messages name the flags (before anything runs: its
+// package-level errors spell settings when they are read).
+func init() {
+	setting.Spell = func(n setting.Name) string {
+		if f, ok := settingFlags[n]; ok {
+			return f
+		}
+		return string(n)
+	}
 }
 
 // configError speaks of a pipeline.ConfigError's field as the flag that

@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/pipeline"
+	"github.com/cdcetl/cdcetl/reader"
 )
 
 // TestUsageErrors: every mistake on the command line exits 2 before any
@@ -191,5 +193,20 @@ func TestConfigErrorsNameFlags(t *testing.T) {
 		if !errors.As(err, &ue) || err.Error() != flag+": why" {
 			t.Errorf("%s: %v (%T), want a usage error %q", field, err, err, flag+": why")
 		}
+	}
+}
+
+// TestSettingsNameFlags: every setting a library message advises
+// changing reads as a flag the command line has.
+func TestSettingsNameFlags(t *testing.T) {
+	ref := cliReference()
+	for _, n := range setting.All {
+		flag := n.String()
+		if !strings.HasPrefix(flag, "-") || !strings.Contains(ref, flag+" ") && !strings.Contains(ref, flag+"`") {
+			t.Errorf("%s reads %q: not a flag of the reference", string(n), flag)
+		}
+	}
+	if got := reader.ErrLineTooLong.Error(); !strings.Contains(got, "--max-line-size") {
+		t.Errorf("a package-level error reads %q", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/objstore"
 )
 
@@ -186,7 +187,7 @@ func lockBucket(ctx context.Context, loc *objstore.Location, sh Shard) (*objstor
 		if _, live, err := loc.LeaseInfo(ctx, LockName); err != nil {
 			return refuse(err.Error())
 		} else if live {
-			return refuse("a run without --shard is writing there; wait for it to finish")
+			return refuse(fmt.Sprintf("a run without %s is writing there; wait for it to finish", setting.Shard))
 		}
 	}
 	it := loc.Bucket.List(&blob.ListOptions{Prefix: loc.Prefix + "_cdcetl.", Delimiter: "/"})
@@ -210,9 +211,9 @@ func lockBucket(ctx context.Context, loc *objstore.Location, sh Shard) (*objstor
 		o2, _ := parseTag(other)
 		switch {
 		case live && tag == "":
-			return refuse(fmt.Sprintf("shard %s is writing there; a run without --shard waits for every shard to finish", o2))
+			return refuse(fmt.Sprintf("shard %s is writing there; a run without %s waits for every shard to finish", o2, setting.Shard))
 		case live && o2.Count != sh.Count:
-			return refuse(fmt.Sprintf("shard %s of another sharding (n=%d) is writing there; run one shard count at a time (wait for it, or use --shard i/%d)", o2, o2.Count, o2.Count))
+			return refuse(fmt.Sprintf("shard %s of another sharding (n=%d) is writing there; run one shard count at a time (wait for it, or use %s i/%d)", o2, o2.Count, setting.Shard, o2.Count))
 		}
 	}
 	return lease, lctx, nil

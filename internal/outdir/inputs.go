@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/objstore"
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -121,9 +122,9 @@ func CheckInputMoves(files []reader.File, dirs []string) error {
 		for _, d := range dirs {
 			if f.Remote() != objstore.IsURL(d) {
 				if f.Remote() {
-					return fmt.Errorf("%s is in a bucket: --on-success move= and --failed need a bucket URL for it too, not %s", f.Path, d)
+					return fmt.Errorf("%s is in a bucket: %s move= and %s need a bucket URL for it too, not %s", f.Path, setting.OnSuccess, setting.FailedDir, d)
 				}
-				return fmt.Errorf("%s is a local file: --on-success move= and --failed need a directory for it, not %s", f.Path, d)
+				return fmt.Errorf("%s is a local file: %s move= and %s need a directory for it, not %s", f.Path, setting.OnSuccess, setting.FailedDir, d)
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/reader"
 )
 
@@ -477,8 +478,8 @@ func (j *Journal) CheckConversion(c Conversion) error {
 			diffs = append(diffs, fmt.Sprintf("%s was %s, now %s", k, quoteSetting(was), quoteSetting(now)))
 		}
 	}
-	return fmt.Errorf("%w (%s; journal %s, written %s): %s. Convert every input again with --force, or write to a new -o directory",
-		ErrConversionChanged, cur.Fingerprint, j.f.Name(), cur.Time.Format(time.RFC3339), strings.Join(diffs, "; "))
+	return fmt.Errorf("%w (%s; journal %s, written %s): %s. Convert every input again with %s, or write to a new %s",
+		ErrConversionChanged, cur.Fingerprint, j.f.Name(), cur.Time.Format(time.RFC3339), strings.Join(diffs, "; "), setting.Force, setting.OutDir)
 }
 
 func quoteSetting(s string) string {

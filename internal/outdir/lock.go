@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cdcetl/cdcetl/internal/setting"
 )
 
 // LockName is the lock file of an output directory.
@@ -73,7 +75,7 @@ func LockDir(ctx context.Context, dir string, sh Shard) (*Lock, error) {
 		}
 		if other, _ := parseTag(tag); held && other.Count != sh.Count {
 			l.Release()
-			return nil, fmt.Errorf("output directory %s: shard %s of another sharding (n=%d) is running there; run one shard count at a time (wait for it, or use --shard i/%d)", dir, other, other.Count, other.Count)
+			return nil, fmt.Errorf("output directory %s: shard %s of another sharding (n=%d) is running there; run one shard count at a time (wait for it, or use %s i/%d)", dir, other, other.Count, setting.Shard, other.Count)
 		}
 	}
 	return l, nil

@@ -1,12 +1,12 @@
 package outdir
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/zeebo/xxh3"
 )
 
@@ -28,7 +28,7 @@ type Shard struct {
 const MaxShards = 100000
 
 // ErrShardSpec is returned (wrapped) for a --shard value that is not i/n.
-var ErrShardSpec = errors.New("want --shard i/n with 0 <= i < n (e.g. 2/7, or CDCETL_SHARD=2/7)")
+var ErrShardSpec = setting.Error("want %s i/n with 0 <= i < n (e.g. 2/7, or CDCETL_SHARD=2/7)", setting.Shard)
 
 // ParseShard reads "i/n". An empty string is the whole run.
 func ParseShard(s string) (Shard, error) {
