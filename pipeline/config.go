@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -389,4 +390,23 @@ func lakeTableKey(cfg *Config) *TableKey {
 		return cfg.OnlyTable
 	}
 	return nil
+}
+
+// outputNames are the main output's and the dead-letter file's paths for a
+// stem.
+func (cfg *Config) outputNames(stem string) (main, dead string, err error) {
+	switch {
+	case cfg.To == ToParquet, cfg.To == ToIceberg:
+		main = stem + ".parquet"
+	case cfg.Target != nil:
+		suffix, err := writer.JSONSuffix(cfg.JSONCompression)
+		if err != nil {
+			return "", "", err
+		}
+		main = stem + suffix
+	}
+	if cfg.DeadLetterDir != "" {
+		dead = filepath.Join(cfg.DeadLetterDir, stem+".jsonl")
+	}
+	return main, dead, nil
 }

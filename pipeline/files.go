@@ -43,7 +43,7 @@ func (s *fileSink) newFileWriter(fr *fileRun, tableDir, stem string, schema *arr
 	r := s.r
 	cfg := r.cfg
 	f := fr.file
-	rel, _, err := r.outputNames(filepath.Join(tableDir, stem))
+	rel, _, err := r.cfg.outputNames(filepath.Join(tableDir, stem))
 	if err != nil {
 		return nil, "", err
 	}
@@ -94,26 +94,6 @@ func (s *fileSink) newFileWriter(fr *fileRun, tableDir, stem string, schema *arr
 		return w, rel, err
 	}
 	return nil, "", fmt.Errorf("unsupported output %q", cfg.To)
-}
-
-// outputNames are the main output's and the dead-letter file's paths for a
-// stem.
-func (r *run) outputNames(stem string) (main, dead string, err error) {
-	cfg := r.cfg
-	switch {
-	case cfg.To == ToParquet, cfg.To == ToIceberg:
-		main = stem + ".parquet"
-	case cfg.Target != nil:
-		suffix, err := writer.JSONSuffix(cfg.JSONCompression)
-		if err != nil {
-			return "", "", err
-		}
-		main = stem + suffix
-	}
-	if cfg.DeadLetterDir != "" {
-		dead = filepath.Join(cfg.DeadLetterDir, stem+".jsonl")
-	}
-	return main, dead, nil
 }
 
 // within reports whether path lies inside dir.

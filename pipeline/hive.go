@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -144,26 +143,6 @@ func (s *fileSink) writeSuccessFiles(ctx context.Context) error {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-// removeStale removes the outputs an input's previous conversion had and
-// this one does not: a changed input whose rows moved to other partitions,
-// or (without a schema) to other tables. Dead letters are the caller's.
-func (r *run) removeStale(prev, now []string) error {
-	var gone []string
-	for _, o := range prev {
-		if filepath.IsAbs(o) || slices.Contains(now, o) || !outdir.IsOutput(o) {
-			continue
-		}
-		if err := os.Remove(filepath.Join(r.cfg.OutDir, o)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("removing %s, an output of the input's earlier conversion: %w", o, err)
-		}
-		gone = append(gone, o)
-	}
-	if len(gone) > 0 {
-		return r.out.Removed(r.ctx, gone)
 	}
 	return nil
 }

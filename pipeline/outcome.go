@@ -39,7 +39,7 @@ func (r *run) addDead(fr *fileRun, entries []writer.DeadLetter) error {
 }
 
 func (r *run) deadLetterPath(fr *fileRun) string {
-	_, dead, _ := r.outputNames(fr.stem)
+	_, dead, _ := r.cfg.outputNames(fr.stem)
 	return dead
 }
 
@@ -693,4 +693,24 @@ func truncatesOf(e outdir.Entry) []Truncate {
 	}
 	json.Unmarshal(e.Stats, &st) // entries without stats have none
 	return st.Truncates
+}
+
+// removeStale removes the outputs an input's previous conversion had and
+// this one does not: a changed input whose rows moved to other partitions,
+// or (without a schema) to other tables. Dead letters are the caller's.
+func (r *run) removeStale(prev, now []string) error {
+	var gone []string
+	for _, o := range prev {
+		if filepath.IsAbs(o) || slices.Contains(now, o) || !outdir.IsOutput(o) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(r.cfg.OutDir, o)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing %s, an output of the input's earlier conversion: %w", o, err)
+		}
+		gone = append(gone, o)
+	}
+	if len(gone) > 0 {
+		return r.out.Removed(r.ctx, gone)
+	}
+	return nil
 }

@@ -265,7 +265,7 @@ func (r *run) writePending(p *inputPlan) error {
 	var planned []outdir.PendingStem
 	for _, stem := range p.stems {
 		ps := outdir.PendingStem{Stem: stem, Routed: cfg.Schema == nil, Partitioned: cfg.hive()}
-		if _, dead, _ := r.outputNames(stem); dead != "" && !within(cfg.OutDir, dead) {
+		if _, dead, _ := r.cfg.outputNames(stem); dead != "" && !within(cfg.OutDir, dead) {
 			ps.Dead = dead
 		}
 		planned = append(planned, ps)
