@@ -4,7 +4,11 @@
 # (nodejs-polars, polarspeer/; 1 and 2 threads; POLARS=0 leaves it out),
 # checks that both wrote the same rows (counts and sums per row kind), and
 # prints a table: MB/s of input, rows/s, peak RSS, output size, the
-# cdcetl/DuckDB ratio, and a bare jsonparser walk as the parse floor; the
+# cdcetl/DuckDB ratio, and a bare jsonparser walk; the "floor" column is
+# each one-worker cdcetl row's speed over the physical parse floor of the
+# same file (simdjson On-Demand touching every value on one core,
+# ../shared/floor/run.sh, run in the same rounds; left out when ../shared
+# is not there); the
 # "producer" rows are cdcetl with --semantics producer (1 worker), their
 # ratio the speed relative to Flink semantics; "noschema" is cdcetl with no
 # --format and no --schema (detected, inferred, routed: one table), its
@@ -48,6 +52,10 @@ if [ "${POLARS:-1}" = 1 ] && command -v npm >/dev/null; then
   fi
 fi
 
+# The simdjson parse floor, when the shared tools are beside the project.
+simdfloor=
+[ -f "$root/../shared/floor/run.sh" ] && simdfloor="$root/../shared/floor/run.sh"
+
 # measure NAME CMD... : prints "seconds peakKB" of one run
 measure() {
   /usr/bin/time -f '%e %M' -o "$dir/time.txt" "$@" >/dev/null 2>"$dir/err.txt" || { cat "$dir/err.txt" >&2; exit 1; }
@@ -62,11 +70,12 @@ median_ratio() {
 
 shapes="${SHAPES:-products envelope wide}"
 formats="${FORMATS:-canal-json maxwell-json ogg-json debezium-json}"
-printf '%-9s %-14s %-10s %7s %9s %12s %10s %10s %11s\n' shape format system threads MB/s rows/s peakRSS output ratio
+printf '%-9s %-14s %-10s %7s %9s %12s %10s %10s %11s %6s\n' shape format system threads MB/s rows/s peakRSS output ratio floor
 for shape in $shapes; do
 configs="floor-1 cdcetl-1 cdcetl-2 producer-1 noschema-1 iceberg-1 duckdb-1 duckdb-2"
 [ "$shape" = products ] && configs="floor-1 cdcetl-1 cdcetl-2 producer-1 noschema-1 iceberg-1 schema20-1 tables20-1 duckdb-1 duckdb-2"
 [ -n "$polars" ] && configs="$configs polars-1 polars-2"
+[ -n "$simdfloor" ] && configs="simdjson-1 $configs"
 for f in $formats; do
   in="$dir/$f-$mib.jsonl"
   [ "$shape" = products ] || in="$dir/$shape-$f-$mib.jsonl"
@@ -87,6 +96,9 @@ for f in $formats; do
       rm -rf "$out"; mkdir -p "$out"
       case $sys in
         floor) read -r s kb < <(measure "$dir/floor" "$in") ;;
+        simdjson) # its own best of three over the file in memory, in MB/s
+          mbs=$(bash "$simdfloor" "$in" | sed -n 's/.* bytes, \([0-9.]*\) MB\/s.*/\1/p')
+          s=$(echo "$bytes/($mbs*1000000)" | bc -l) kb=0 ;;
         cdcetl) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in") ;;
         producer) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --semantics producer --format "$f" --schema "$schema" --workers "$t" -o "$out" "$in") ;;
         noschema) read -r s kb < <(measure "$dir/cdcetl" convert --quiet --workers "$t" -o "$out" "$in") ;;
@@ -99,7 +111,7 @@ for f in $formats; do
       if (( $(echo "$s < ${secs[$cfg]}" | bc) )); then secs[$cfg]=$s; fi
       all[$cfg]="${all[$cfg]:-} $s"
       (( kb > rss[$cfg] )) && rss[$cfg]=$kb
-      if [ "$r" = 1 ] && [ "$sys" != floor ]; then
+      if [ "$r" = 1 ] && [ "$sys" != floor ] && [ "$sys" != simdjson ]; then
         pq="$out/$(basename "$in").parquet"
         case $sys in
           duckdb) pq="$out/duck.parquet" ;;
@@ -119,10 +131,19 @@ for f in $formats; do
     b=$bytes
     case $sys in schema20|tables20) b=$(stat -c %s "$in20") ;; esac
     mb=$(echo "$b/$s/1000000" | bc -l)
-    [ "$sys" = floor ] || rows=$(awk -F'rows=' '{split($2,a," "); n+=a[1]} END {print n}' "$dir/verify-$cfg.txt")
+    case $sys in floor|simdjson) ;; *) rows=$(awk -F'rows=' '{split($2,a," "); n+=a[1]} END {print n}' "$dir/verify-$cfg.txt") ;; esac
     if [ "$sys" = floor ]; then
-      printf '%-9s %-14s %-10s %7s %9.1f %12s %8dMiB %10s %11s\n' "$shape" "$f" jsonparser 1 "$mb" - $((rss[$cfg]/1024)) - -
+      printf '%-9s %-14s %-10s %7s %9.1f %12s %8dMiB %10s %11s %6s\n' "$shape" "$f" jsonparser 1 "$mb" - $((rss[$cfg]/1024)) - - -
       continue
+    fi
+    if [ "$sys" = simdjson ]; then
+      printf '%-9s %-14s %-10s %7s %9.1f %12s %10s %10s %11s %6s\n' "$shape" "$f" simdjson 1 "$mb" - - - - -
+      continue
+    fi
+    # floor: the one-worker row's speed over simdjson's, rounds paired.
+    fl=-
+    if [ -n "$simdfloor" ] && [ "$t" = 1 ] && [ "$sys" != duckdb ] && [ "$sys" != polars ]; then
+      case $sys in schema20|tables20) ;; *) fl=$(median_ratio "${all[simdjson-1]}" "${all[$cfg]}") ;; esac
     fi
     # ratio: for DuckDB rows cdcetl's speed over DuckDB's; for cdcetl rows
     # its time over the parse floor's (1 worker) and its speed-up over
@@ -138,7 +159,7 @@ for f in $formats; do
       schema20-1) ratio="-" ;;
       tables20-1) ratio="schema×$(median_ratio "${all[schema20-1]}" "${all[tables20-1]}")" ;;
     esac
-    printf '%-9s %-14s %-10s %7s %9.1f %12.0f %8dMiB %8dMiB %11s\n' "$shape" "$f" "$sys" "$t" "$mb" "$(echo "$rows/$s" | bc -l)" $((rss[$cfg]/1024)) $(( ${size[$cfg]}/1048576 )) "$ratio"
+    printf '%-9s %-14s %-10s %7s %9.1f %12.0f %8dMiB %8dMiB %11s %6s\n' "$shape" "$f" "$sys" "$t" "$mb" "$(echo "$rows/$s" | bc -l)" $((rss[$cfg]/1024)) $(( ${size[$cfg]}/1048576 )) "$ratio" "$fl"
   done
   checks="cdcetl-2 producer-1 iceberg-1 duckdb-1 duckdb-2"
   [ -n "$polars" ] && checks="$checks polars-1 polars-2"
