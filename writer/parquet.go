@@ -938,7 +938,7 @@ func (p *Parquet) flushRowGroup() error {
 	}
 	for i, l := range p.leaves {
 		off := p.off
-		if err := p.write(l.chunk); err != nil {
+		if err := l.chunk.each(p.write); err != nil {
 			return err
 		}
 		cc, ci, oi := l.columnChunk(p.codec, off)
@@ -961,7 +961,7 @@ func (p *Parquet) flushRowGroup() error {
 func (p *Parquet) Buffered() int {
 	n := p.pendingBytes
 	for _, l := range p.leaves {
-		n += len(l.chunk) + len(l.vals) + len(l.rep) + len(l.def) + 4*len(l.idx) + 8*len(l.ints) + 4*len(l.ints32) + l.dictVals.size()
+		n += l.chunk.len() + len(l.vals) + len(l.rep) + len(l.def) + 4*len(l.idx) + 8*len(l.ints) + 4*len(l.ints32) + l.dictVals.size()
 	}
 	return n
 }

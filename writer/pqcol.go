@@ -91,7 +91,7 @@ type leaf struct {
 	pb       bounds
 
 	// The chunk under way.
-	chunk        []byte
+	chunk        pageBuf
 	firstPage    int // offset of the first data page in chunk (after a dictionary page)
 	hasDictPage  bool
 	cb           bounds
@@ -129,7 +129,7 @@ func (l *leaf) reset() {
 // retained is the room a leaf's buffers hold, used or not (the page
 // buffers, of a size fixed per writer, left out).
 func (l *leaf) retained() int {
-	n := cap(l.chunk) + 4*cap(l.idx) + cap(l.def) + cap(l.rep) + cap(l.scratch) + cap(l.levels) + cap(l.deltaBuf) +
+	n := l.chunk.retained() + 4*cap(l.idx) + cap(l.def) + cap(l.rep) + cap(l.scratch) + cap(l.levels) + cap(l.deltaBuf) +
 		l.dictVals.retained() + 4*(cap(l.seen)+cap(l.succ))
 	if l.dictIdx != nil {
 		n += 8 * cap(l.dictIdx.slots)
@@ -140,7 +140,7 @@ func (l *leaf) retained() int {
 // shrink lets go of a leaf's buffers between row groups (see
 // Parquet.Shrink): they grow again as they fill.
 func (l *leaf) shrink() {
-	l.chunk, l.idx, l.def, l.rep, l.scratch, l.levels, l.deltaBuf = nil, nil, nil, nil, nil, nil, nil
+	l.chunk, l.idx, l.def, l.rep, l.scratch, l.levels, l.deltaBuf = pageBuf{}, nil, nil, nil, nil, nil, nil
 	l.dictVals, l.seen, l.succ = dictValues{}, nil, nil
 	if l.dictIdx != nil {
 		l.dictIdx.slots = nil
@@ -502,7 +502,7 @@ func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values [
 		RepetitionLevelsByteLength: int32(repLen),
 		IsCompressed:               thrift.New(codec.CompressionCodec() != format.Uncompressed),
 	})
-	off := len(l.chunk)
+	off := l.chunk.len()
 	headerLen, err := l.appendPage(&h, l.levels, compressed)
 	if err != nil {
 		return err
@@ -561,9 +561,9 @@ func (l *leaf) appendPage(h *format.PageHeader, body ...[]byte) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("parquet page header: %w", err)
 	}
-	l.chunk = append(l.chunk, header...)
+	l.chunk.append(header)
 	for _, b := range body {
-		l.chunk = append(l.chunk, b...)
+		l.chunk.append(b)
 	}
 	l.uncompressed += int64(len(header)) + int64(h.UncompressedPageSize)
 	return len(header), nil
@@ -766,7 +766,7 @@ func (l *leaf) writeDictPage(codec compress.Codec, plain []byte, n int) error {
 	if _, err := l.appendPage(&h, compressed); err != nil {
 		return err
 	}
-	l.firstPage = len(l.chunk)
+	l.firstPage = l.chunk.len()
 	l.hasDictPage = true
 	l.addEncoding(format.Plain)
 	l.countPage(format.DictionaryPage, format.Plain)
@@ -783,7 +783,7 @@ func (l *leaf) columnChunk(codec compress.Codec, off int64) (format.ColumnChunk,
 		Codec:                 codec.CompressionCodec(),
 		NumValues:             l.chunkValues,
 		TotalUncompressedSize: l.uncompressed,
-		TotalCompressedSize:   int64(len(l.chunk)),
+		TotalCompressedSize:   int64(l.chunk.len()),
 		DataPageOffset:        off + int64(l.firstPage),
 		EncodingStats:         slices.Clone(l.encStats),
 	}
@@ -811,7 +811,8 @@ func (l *leaf) columnChunk(codec compress.Codec, off int64) (format.ColumnChunk,
 	cc := format.ColumnChunk{FileOffset: off, MetaData: md}
 	l.noColIndex = false
 
-	l.chunk, l.firstPage, l.hasDictPage = l.chunk[:0], 0, false
+	l.chunk.reset()
+	l.firstPage, l.hasDictPage = 0, false
 	l.cb.has = false
 	l.chunkValues, l.chunkNulls, l.uncompressed, l.chunkRows = 0, 0, 0, 0
 	l.pageLocs = nil
