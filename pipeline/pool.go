@@ -378,6 +378,7 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 	fr := job.f
 	open := map[*tableDecoder]*tableRun{} // decoders with rows not yet flushed
 	var cur *tableDecoder
+	ordered := r.sink.ordered()
 	flush := func(td *tableDecoder, tr *tableRun) {
 		if rec := td.b.Flush(); rec != nil {
 			for _, k := range writer.RowKinds(rec) {
@@ -493,7 +494,7 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 				return true
 			}
 			tr, td = last.tr, last.td
-			if r.sink.ordered() && cur != nil && cur != td {
+			if ordered && cur != nil && cur != td {
 				flush(cur, open[cur]) // one stream: the input's order across tables
 				delete(open, cur)
 			}

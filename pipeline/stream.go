@@ -23,9 +23,7 @@ import (
 // stream's drainer writes the channels in input order.
 type streamSink struct {
 	r  *run
-	st *stream
-	// closed: the stream was closed by done; close then does nothing.
-	closed bool
+	st *stream // nil once closed
 }
 
 func (s *streamSink) prepare(ctx context.Context, files []reader.File) error {
@@ -54,17 +52,19 @@ func (*streamSink) ordered() bool                                          { ret
 // failed under KeepGoing too: the others' rows all stand), and closes the
 // stream's writers.
 func (s *streamSink) done(context.Context) error {
-	s.closed = true
-	return s.st.close(nil)
+	st := s.st
+	s.st = nil
+	return st.close(nil)
 }
 
 // close, after a failed run, drops what is queued and aborts the writers.
 func (s *streamSink) close() error {
-	if s.closed || s.st == nil {
+	if s.st == nil {
 		return nil
 	}
-	s.closed = true
-	return s.st.close(errStreamAborted)
+	st := s.st
+	s.st = nil
+	return st.close(errStreamAborted)
 }
 
 var errStreamAborted = errors.New("the run failed")

@@ -745,15 +745,22 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	return cfg, paths, nil
 }
 
-// configFlags are the flags of pipeline.Config's fields.
+// configFlags are the flags of pipeline.Config's fields that no setting
+// names (settingFlags spells the others: fieldFlag).
 var configFlags = map[string]string{
-	"OutDir": "-o", "To": "--to", "Format": "--format", "TableMode": "--table-mode",
-	"KeepGoing": "--keep-going", "Table": "--table", "Materialize": "--materialize",
+	"To": "--to", "KeepGoing": "--keep-going", "Table": "--table",
 	"Dedup": "--dedup", "PartitionBy": "--partition-by", "NoLineage": "--no-lineage",
-	"Hints": "--primary-key and --column-type", "DDLDir": "--ddl-dir", "OnSuccess": "--on-success",
-	"DedupInputs": "--dedup-inputs", "Encode": "--merge-updates and --envelope",
-	"Catalog": "--catalog", "DeadLetterDir": "--dead-letter", "Shard": "--shard",
-	"TableProperties": "--option (Iceberg table properties)",
+	"Hints": "--primary-key and --column-type", "Encode": "--merge-updates and --envelope",
+	"Catalog": "--catalog", "TableProperties": "--option (Iceberg table properties)",
+}
+
+// fieldFlag is the flag of pipeline.Config's field.
+func fieldFlag(field string) (string, bool) {
+	if f, ok := configFlags[field]; ok {
+		return f, true
+	}
+	f, ok := settingFlags[setting.Name("Config."+field)]
+	return f, ok
 }
 
 // settingFlags are the flags of the settings the library's messages
@@ -786,7 +793,7 @@ func configError(err error) error {
 	if !errors.As(err, &ce) {
 		return err
 	}
-	flag, ok := configFlags[ce.Field]
+	flag, ok := fieldFlag(ce.Field)
 	if !ok {
 		flag = ce.Field
 	}

@@ -187,7 +187,15 @@ func TestReportIsTheTruth(t *testing.T) {
 // TestConfigErrorsNameFlags: a rule the library's Config.Validate
 // enforces reaches the user as a usage error naming the flag.
 func TestConfigErrorsNameFlags(t *testing.T) {
-	for field, flag := range configFlags {
+	fields := []string{"OutDir", "Format", "TableMode", "Materialize", "DDLDir", "OnSuccess", "DedupInputs", "DeadLetterDir", "Shard"}
+	for field := range configFlags {
+		fields = append(fields, field)
+	}
+	for _, field := range fields {
+		flag, ok := fieldFlag(field)
+		if !ok {
+			t.Fatalf("%s has no flag", field)
+		}
 		err := configError(fmt.Errorf("run: %w", &pipeline.ConfigError{Field: field, Reason: "why"}))
 		var ue usageError
 		if !errors.As(err, &ue) || err.Error() != flag+": why" {

@@ -356,20 +356,25 @@ func validDecFloat(b []byte) bool {
 		return false
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		ne := 0
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-			ne++
-		}
-		if ne == 0 {
+		var ok bool
+		if i, ok = exponent(b, i+1); !ok {
 			return false
 		}
 	}
 	return i == len(b)
+}
+
+// exponent reads an exponent's optional sign and its digits from b[i:]:
+// the index after them, and whether there was a digit.
+func exponent(b []byte, i int) (int, bool) {
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		i++
+	}
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i, i > start
 }
 
 func validHexFloat(b []byte) bool {
@@ -388,16 +393,8 @@ func validHexFloat(b []byte) bool {
 	if nd == 0 || i >= len(b) || (b[i] != 'p' && b[i] != 'P') {
 		return false
 	}
-	i++
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		i++
-	}
-	ne := 0
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-		ne++
-	}
-	return ne > 0 && i == len(b)
+	i, ok := exponent(b, i+1)
+	return ok && i == len(b)
 }
 
 func HexVal(c byte) int {
