@@ -81,6 +81,53 @@ func benchDecode(b *testing.B, producer bool) {
 	}
 }
 
+// BenchmarkDecodeShape decodes each shape of cdcgen (products, envelope,
+// wide) in each format with its full schema (every metadata column of
+// the envelope shape declared): the decoding share of a conversion per
+// data shape.
+func BenchmarkDecodeShape(b *testing.B) {
+	for _, shape := range cdcgen.Shapes {
+		for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
+			b.Run(shape+"/"+format, func(b *testing.B) {
+				g, err := cdcgen.NewShape(format, shape, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				data := make([]byte, 0, benchSize+4096)
+				for len(data) < benchSize {
+					data = append(g.Next(data), '\n')
+				}
+				lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+				f, _ := Lookup(format)
+				s, err := arrowconv.ParseColumns(cdcgen.SchemaForShape(format, shape))
+				if err != nil {
+					b.Fatal(err)
+				}
+				o, err := ParseOptions(f, nil, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+				d, err := New(f, s, o, bld)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					for _, l := range lines {
+						if _, err := d.Decode(l); err != nil {
+							b.Fatal(fmt.Errorf("%s: %w", l, err))
+						}
+						if bld.Len() >= 16384 {
+							bld.Flush().Release()
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkDecodeShortcuts measures what the decoder's shortcuts (raw key
 // prediction, the compact-row fast path, +U value reuse) save. The
 // machines here drift in speed by tens of percent within a minute, so the

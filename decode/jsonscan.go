@@ -15,6 +15,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/internal/javatext"
+	"github.com/cdcetl/cdcetl/internal/simdscan"
 )
 
 func quoteByte(c byte) string {
@@ -51,9 +52,16 @@ func scanStringEsc(b []byte, i int) (int, bool, error) {
 	esc := false
 	i++
 	for i < len(b) {
-		// Skip eight plain ASCII bytes at a time (no quote, backslash or
-		// high bit): most of a CDC message is such string content.
-		for i+8 <= len(b) {
+		// Skip plain ASCII bytes (no quote, backslash or high bit): most
+		// of a CDC message is such string content. Two words inline for
+		// the short strings (keys, codes, timestamps), then vectors for
+		// the long ones, whose call costs more than two words.
+		for k := 0; i+8 <= len(b); k++ {
+			if k == 4 && len(b)-i >= 64 {
+				if i += simdscan.Plain(b[i:]); i+8 > len(b) {
+					break
+				}
+			}
 			w := load64(b, i) // i > start >= 0
 			// The lowest flagged byte is exact (hasZero's false positives
 			// lie only above a real match): jump straight to it.
@@ -200,9 +208,9 @@ func unescape(dst, s []byte) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c != '\\' {
-			j := i + 1
-			for j < len(s) && s[j] != '\\' {
-				j++
+			j := len(s)
+			if k := bytes.IndexByte(s[i+1:], '\\'); k >= 0 {
+				j = i + 1 + k
 			}
 			dst = append(dst, s[i:j]...)
 			i = j

@@ -1,0 +1,105 @@
+package decode
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cdcetl/cdcetl/internal/javatext"
+)
+
+// slowScanString is scanStringEsc a byte at a time, with no word or vector
+// skipping: the twin the fast scanner must agree with on every input.
+func slowScanString(b []byte, i int) (end int, esc bool, ok bool) {
+	for i++; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, esc, true
+		case c == '\\':
+			esc = true
+			if i+1 >= len(b) {
+				return 0, false, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return 0, false, false
+				}
+				for k := i + 2; k < i+6; k++ {
+					if javatext.HexVal(b[k]) < 0 {
+						return 0, false, false
+					}
+				}
+				i += 6
+			default:
+				return 0, false, false
+			}
+		case c < 0x80:
+			i++
+		default:
+			n := 0
+			switch {
+			case c >= 0xC0 && c < 0xE0:
+				n = 1
+			case c >= 0xE0 && c < 0xF0:
+				n = 2
+			case c >= 0xF0 && c < 0xF8:
+				n = 3
+			default:
+				return 0, false, false
+			}
+			for k := 1; k <= n; k++ {
+				if i+k >= len(b) || b[i+k]&0xC0 != 0x80 {
+					return 0, false, false
+				}
+			}
+			i += n + 1
+		}
+	}
+	return 0, false, false
+}
+
+func checkScanTwin(t testing.TB, b []byte) {
+	t.Helper()
+	end, esc, err := scanStringEsc(b, 0)
+	wend, wesc, ok := slowScanString(b, 0)
+	if (err == nil) != ok || ok && (end != wend || esc != wesc) {
+		t.Fatalf("scanStringEsc(%q) = %d, %v, %v; byte at a time: %d, %v, ok %v", b, end, esc, err, wend, wesc, ok)
+	}
+}
+
+// TestScanStringTwin: long strings (where the vector scanner takes over)
+// with quotes, escapes, UTF-8 and invalid bytes at random places agree
+// with the byte-at-a-time scan.
+func TestScanStringTwin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(34, 2))
+	pieces := [][]byte{[]byte(`\"`), []byte(`\\`), []byte(`\n`), []byte(`\u00e9`), []byte(`\uZZ`), []byte(`\x`), []byte("é"), []byte("€"), {0xff}, {0xc3}, []byte(`"`), {0x01}}
+	for n := 0; n < 3000; n++ {
+		b := []byte{'"'}
+		b = append(b, bytes.Repeat([]byte{'a'}, rng.IntN(300))...)
+		for k := rng.IntN(4); k > 0; k-- {
+			at := 1 + rng.IntN(len(b))
+			p := pieces[rng.IntN(len(pieces))]
+			b = append(b[:at], append(append([]byte(nil), p...), b[at:]...)...)
+		}
+		if rng.IntN(4) > 0 {
+			b = append(b, '"')
+		}
+		b = append(b, bytes.Repeat([]byte{','}, rng.IntN(80))...)
+		checkScanTwin(t, b)
+	}
+}
+
+func FuzzScanString(f *testing.F) {
+	f.Add([]byte(`"The desk is ergonomic, rated for 1536 hours. \"Pro\" edition.The rocks is café-grade, rated for 4057 hours.\n","category":"home"`))
+	f.Add([]byte(`"` + string(bytes.Repeat([]byte("x"), 100)) + `\u00e9` + string(bytes.Repeat([]byte("y"), 70)) + `"`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '"' {
+			b = append([]byte{'"'}, b...)
+		}
+		checkScanTwin(t, b)
+	})
+}
