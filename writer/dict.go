@@ -191,8 +191,8 @@ func (d *dictValues) is(i int32, v []byte) bool { return string(d.get(i)) == str
 
 // add appends v (copied) and returns its index.
 func (d *dictValues) add(v []byte) int32 {
-	d.plain = binary.LittleEndian.AppendUint32(d.plain, uint32(len(v)))
-	d.spans = append(d.spans, span{uint32(len(d.plain)), uint32(len(v))})
+	d.plain = binary.LittleEndian.AppendUint32(room(d.plain, 4+len(v)), uint32(len(v)))
+	d.spans = append(room(d.spans, 1), span{uint32(len(d.plain)), uint32(len(v))})
 	d.plain = append(d.plain, v...)
 	return int32(len(d.spans) - 1)
 }

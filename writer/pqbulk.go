@@ -47,7 +47,7 @@ func (l *leaf) defLevels(v validity, from, to int) int {
 	if l.maxDef == 0 {
 		return n
 	}
-	l.def = slices.Grow(l.def, n)
+	l.def = room(l.def, n)
 	if v.bits == nil {
 		l.def = appendOnes(l.def, n)
 		return n

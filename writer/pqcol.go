@@ -151,10 +151,10 @@ func (l *leaf) shrink() {
 // counts. A null (def < maxDef) has no value; otherwise the caller puts one.
 func (l *leaf) level(rep, def int) {
 	if l.maxRep > 0 {
-		l.rep = append(l.rep, uint8(rep))
+		l.rep = append(room(l.rep, 1), uint8(rep))
 	}
 	if l.maxDef > 0 {
-		l.def = append(l.def, uint8(def))
+		l.def = append(room(l.def, 1), uint8(def))
 	}
 	if rep == 0 {
 		l.nRows++
@@ -168,14 +168,14 @@ func (l *leaf) level(rep, def int) {
 // defined records a present value of a flat optional column (the common
 // case, kept small so it inlines).
 func (l *leaf) defined() {
-	l.def = append(l.def, 1)
+	l.def = append(room(l.def, 1), 1)
 	l.nRows++
 	l.nValues++
 }
 
 // null records a null of a flat optional column.
 func (l *leaf) null() {
-	l.def = append(l.def, 0)
+	l.def = append(room(l.def, 1), 0)
 	l.nRows++
 	l.nNulls++
 	l.nValues++
@@ -261,12 +261,12 @@ func (l *leaf) putBytes(v []byte) {
 	if l.dict && !l.plainChunk {
 		prev := l.last
 		if int(prev) < l.dictVals.len() && l.dictVals.is(prev, v) {
-			l.idx = append(l.idx, prev)
+			l.idx = append(room(l.idx, 1), prev)
 			return
 		}
 		if l.maxRep > 0 && int(prev) < len(l.succ) {
 			if s := l.succ[prev]; s >= 0 && l.dictVals.is(s, v) {
-				l.idx = append(l.idx, s)
+				l.idx = append(room(l.idx, 1), s)
 				l.last = s
 				return
 			}
@@ -282,7 +282,7 @@ func (l *leaf) putBytes(v []byte) {
 		if l.maxRep > 0 && int(prev) < len(l.succ) {
 			l.succ[prev] = i
 		}
-		l.idx = append(l.idx, i) // bounds are taken when the chunk is cut into pages
+		l.idx = append(room(l.idx, 1), i) // bounds are taken when the chunk is cut into pages
 		l.last = i
 		return
 	}
@@ -299,7 +299,7 @@ func (l *leaf) putFixed(v []byte) {
 
 // putIndex puts a value of a fixed dictionary by its index.
 func (l *leaf) putIndex(i int32) {
-	l.idx = append(l.idx, i)
+	l.idx = append(room(l.idx, 1), i)
 	l.used |= 1 << i
 }
 
