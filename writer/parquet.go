@@ -147,8 +147,11 @@ type Parquet struct {
 	pageCap     int
 	released    bool
 	concurrency int
-	rgRows      int
-	rows        int // rows in the row group under way
+	// encs are the page encoding buffers, one set per goroutine that
+	// may encode at once (eachColumn lends them to the leaves).
+	encs   []encBufs
+	rgRows int
+	rows   int // rows in the row group under way
 
 	// pending are small batches held (retained) until they add up to
 	// holdRows rows or holdBytes bytes (see ParquetOptions.HoldRows).
@@ -186,6 +189,11 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		opts.RowGroupRows = 128 << 10
 	}
 	p := &Parquet{rgRows: opts.RowGroupRows, codec: codec, createdBy: opts.CreatedBy, holdRows: opts.HoldRows}
+	p.concurrency = opts.Concurrency
+	if p.concurrency <= 0 {
+		p.concurrency = runtime.GOMAXPROCS(0)
+	}
+	p.encs = make([]encBufs, max(p.concurrency, 1))
 	if p.createdBy == "" {
 		p.createdBy = "cdcetl"
 	}
@@ -288,10 +296,6 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	}
 	p.data = data
 	p.acquire()
-	p.concurrency = opts.Concurrency
-	if p.concurrency <= 0 {
-		p.concurrency = runtime.GOMAXPROCS(0)
-	}
 
 	f, err := createAtomic(path, 1<<16)
 	if err != nil {
@@ -349,7 +353,7 @@ func (p *Parquet) schemaOf(root parquet.Node, ids func([]string) int32) {
 				// Length is the bit width for the other types).
 				el.TypeLength.Set(int32(t.Length()))
 			}
-			l := &leaf{path: path, phys: phys, maxRep: rep, maxDef: def}
+			l := &leaf{path: path, phys: phys, maxRep: rep, maxDef: def, enc: &p.encs[0]}
 			_, isDecimal := el.LogicalType.Value.(*format.DecimalType)
 			l.signed = isDecimal && phys == format.FixedLenByteArray
 			p.leaves = append(p.leaves, l)
@@ -906,18 +910,36 @@ var minConcurrentRows = 1024
 func (p *Parquet) eachColumn(rows int, f func(k int) error) error {
 	if p.concurrency <= 1 || rows < minConcurrentRows {
 		for k := range p.cols {
+			p.lend(k, &p.encs[0])
 			if err := f(k); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+	// Each goroutine encodes with its own set of buffers.
+	free := make(chan *encBufs, len(p.encs))
+	for i := range p.encs {
+		free <- &p.encs[i]
+	}
 	var g errgroup.Group
-	g.SetLimit(p.concurrency)
+	g.SetLimit(len(p.encs))
 	for k := range p.cols {
-		g.Go(func() error { return f(k) })
+		g.Go(func() error {
+			b := <-free
+			defer func() { free <- b }()
+			p.lend(k, b)
+			return f(k)
+		})
 	}
 	return g.Wait()
+}
+
+// lend gives column k's leaves the encoding buffers b.
+func (p *Parquet) lend(k int, b *encBufs) {
+	for _, l := range p.colLeaves[k] {
+		l.enc = b
+	}
 }
 
 func (p *Parquet) flushRowGroup() error {
@@ -1002,6 +1024,9 @@ func (p *Parquet) Retained() int {
 	for _, l := range p.leaves {
 		n += l.retained() + cap(l.ints32)*4 + cap(l.ints)*8 + cap(l.vals)
 	}
+	for i := range p.encs {
+		n += p.encs[i].retained()
+	}
 	return n
 }
 
@@ -1015,6 +1040,7 @@ func (p *Parquet) Shrink() error {
 	for _, l := range p.leaves {
 		l.shrink()
 	}
+	clear(p.encs)
 	p.release()
 	return nil
 }

@@ -105,10 +105,23 @@ type leaf struct {
 	encStats     []format.PageEncodingStats // pages by type and encoding, for the footer
 	noColIndex   bool
 
+	// enc holds the buffers a page is encoded in, lent by the writer to
+	// the goroutine encoding this leaf's column (see Parquet.eachColumn).
+	enc *encBufs
+}
+
+// encBufs are the scratch buffers of page encoding: levels, delta-encoded
+// values, compressed bytes. A page's are done with once it is in its
+// chunk, so the leaves of a writer share one set per encoding goroutine:
+// a set per leaf kept a compressed page's room for every column (60 of
+// them in a wide table), all of it fresh memory.
+type encBufs struct {
 	scratch  []byte
 	levels   []byte
 	deltaBuf []byte
 }
+
+func (b *encBufs) retained() int { return cap(b.scratch) + cap(b.levels) + cap(b.deltaBuf) }
 
 // bounds tracks the min and max of the non-null values of a page or chunk
 // in the column's sort order.
@@ -129,7 +142,7 @@ func (l *leaf) reset() {
 // retained is the room a leaf's buffers hold, used or not (the page
 // buffers, of a size fixed per writer, left out).
 func (l *leaf) retained() int {
-	n := l.chunk.retained() + 4*cap(l.idx) + cap(l.def) + cap(l.rep) + cap(l.scratch) + cap(l.levels) + cap(l.deltaBuf) +
+	n := l.chunk.retained() + 4*cap(l.idx) + cap(l.def) + cap(l.rep) +
 		l.dictVals.retained() + 4*(cap(l.seen)+cap(l.succ))
 	if l.dictIdx != nil {
 		n += 8 * cap(l.dictIdx.slots)
@@ -140,7 +153,7 @@ func (l *leaf) retained() int {
 // shrink lets go of a leaf's buffers between row groups (see
 // Parquet.Shrink): they grow again as they fill.
 func (l *leaf) shrink() {
-	l.chunk, l.idx, l.def, l.rep, l.scratch, l.levels, l.deltaBuf = pageBuf{}, nil, nil, nil, nil, nil, nil
+	l.chunk, l.idx, l.def, l.rep = pageBuf{}, nil, nil, nil
 	l.dictVals, l.seen, l.succ = dictValues{}, nil, nil
 	if l.dictIdx != nil {
 		l.dictIdx.slots = nil
@@ -451,11 +464,11 @@ func (l *leaf) flushPage(codec compress.Codec) error {
 func (l *leaf) deltaPage() []byte {
 	var enc delta.BinaryPackedEncoding
 	if l.phys == format.Int32 {
-		l.deltaBuf, _ = enc.EncodeInt32(l.deltaBuf[:0], l.ints32) // never fails
+		l.enc.deltaBuf, _ = enc.EncodeInt32(l.enc.deltaBuf[:0], l.ints32) // never fails
 	} else {
-		l.deltaBuf, _ = enc.EncodeInt64(l.deltaBuf[:0], l.ints) // never fails
+		l.enc.deltaBuf, _ = enc.EncodeInt64(l.enc.deltaBuf[:0], l.ints) // never fails
 	}
-	return l.deltaBuf
+	return l.enc.deltaBuf
 }
 
 // indexPage appends the RLE_DICTIONARY page body for indices into a
@@ -465,16 +478,16 @@ func (l *leaf) indexPage(dst []byte, idx []int32, n int) ([]byte, error) {
 	width := bits.Len32(uint32(max(n-1, 0)))
 	e := rle.Encoding{BitWidth: width}
 	var err error
-	if l.scratch, err = e.EncodeInt32(l.scratch[:0], idx); err != nil {
+	if l.enc.scratch, err = e.EncodeInt32(l.enc.scratch[:0], idx); err != nil {
 		return nil, fmt.Errorf("parquet dictionary indices: %w", err)
 	}
-	return append(append(dst, byte(width)), l.scratch...), nil
+	return append(append(dst, byte(width)), l.enc.scratch...), nil
 }
 
 // writeDataPage appends one DATA_PAGE_V2 (levels uncompressed, values
 // compressed) to the chunk and records it in the page indexes.
 func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values []byte, rep, def []uint8, nValues, nNulls, nRows int, pb *bounds) error {
-	l.levels = l.levels[:0]
+	l.enc.levels = l.enc.levels[:0]
 	repLen, err := l.appendLevels(rep, l.maxRep, "repetition")
 	if err != nil {
 		return err
@@ -483,15 +496,15 @@ func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values [
 	if err != nil {
 		return err
 	}
-	compressed, err := codec.Encode(l.scratch[:0], values)
+	compressed, err := codec.Encode(l.enc.scratch[:0], values)
 	if err != nil {
 		return fmt.Errorf("parquet %s: %w", codec, err)
 	}
-	l.scratch = compressed
+	l.enc.scratch = compressed
 	h := format.PageHeader{
 		Type:                 format.DataPageV2,
-		UncompressedPageSize: int32(len(l.levels) + len(values)),
-		CompressedPageSize:   int32(len(l.levels) + len(compressed)),
+		UncompressedPageSize: int32(len(l.enc.levels) + len(values)),
+		CompressedPageSize:   int32(len(l.enc.levels) + len(compressed)),
 	}
 	h.DataPageHeaderV2.Set(format.DataPageHeaderV2{
 		NumValues:                  int32(nValues),
@@ -503,7 +516,7 @@ func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values [
 		IsCompressed:               thrift.New(codec.CompressionCodec() != format.Uncompressed),
 	})
 	off := l.chunk.len()
-	headerLen, err := l.appendPage(&h, l.levels, compressed)
+	headerLen, err := l.appendPage(&h, l.enc.levels, compressed)
 	if err != nil {
 		return err
 	}
@@ -540,18 +553,18 @@ func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values [
 }
 
 // appendLevels RLE-encodes levels (up to maxLevel; none when it is 0) onto
-// l.levels and returns their encoded length.
+// l.enc.levels and returns their encoded length.
 func (l *leaf) appendLevels(levels []uint8, maxLevel int, what string) (int, error) {
 	if maxLevel == 0 {
 		return 0, nil
 	}
 	e := rle.Encoding{BitWidth: bits.Len(uint(maxLevel))}
 	var err error
-	if l.scratch, err = e.EncodeLevels(l.scratch[:0], levels); err != nil {
+	if l.enc.scratch, err = e.EncodeLevels(l.enc.scratch[:0], levels); err != nil {
 		return 0, fmt.Errorf("parquet %s levels: %w", what, err)
 	}
-	l.levels = append(l.levels, l.scratch...)
-	return len(l.scratch), nil
+	l.enc.levels = append(l.enc.levels, l.enc.scratch...)
+	return len(l.enc.scratch), nil
 }
 
 // appendPage appends a page header and the page's (compressed) body to the
@@ -752,7 +765,7 @@ func plainOf(vals []string) []byte {
 // writeDictPage writes the dictionary page of n values (PLAIN), which
 // must come first in the chunk.
 func (l *leaf) writeDictPage(codec compress.Codec, plain []byte, n int) error {
-	compressed, err := codec.Encode(l.scratch[:0], plain)
+	compressed, err := codec.Encode(l.enc.scratch[:0], plain)
 	if err != nil {
 		return fmt.Errorf("parquet %s: %w", codec, err)
 	}
@@ -761,7 +774,7 @@ func (l *leaf) writeDictPage(codec compress.Codec, plain []byte, n int) error {
 		UncompressedPageSize: int32(len(plain)),
 		CompressedPageSize:   int32(len(compressed)),
 	}
-	l.scratch = compressed
+	l.enc.scratch = compressed
 	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: int32(n), Encoding: format.Plain})
 	if _, err := l.appendPage(&h, compressed); err != nil {
 		return err
