@@ -128,6 +128,35 @@ func BenchmarkDecodeShape(b *testing.B) {
 	}
 }
 
+// BenchmarkScanFloor validates every message of each shape with the
+// scanner alone (skipFast: no capture, no conversion, no builders): the
+// ceiling the scanner puts on decoding.
+func BenchmarkScanFloor(b *testing.B) {
+	for _, shape := range cdcgen.Shapes {
+		for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
+			b.Run(shape+"/"+format, func(b *testing.B) {
+				g, err := cdcgen.NewShape(format, shape, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				data := make([]byte, 0, benchSize+4096)
+				for len(data) < benchSize {
+					data = append(g.Next(data), '\n')
+				}
+				lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					for _, l := range lines {
+						if _, ok := skipFast(l, 0, 0); !ok {
+							b.Fatalf("skipFast rejects %s", l)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkDecodeShortcuts measures what the decoder's shortcuts (raw key
 // prediction, the compact-row fast path, +U value reuse) save. The
 // machines here drift in speed by tens of percent within a minute, so the
