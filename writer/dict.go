@@ -18,16 +18,45 @@ import (
 // the first empty slot, which always exists at a load of one half: the
 // table's size depends on the number of values only, never on luck.
 type dictTable struct {
-	// slots hold a value's offset in dictValues.plain (high half) and its
-	// index + 1 (low half); 0 is empty. The offset lets find compare
-	// without reading the spans: with many tables' writers the tables are
-	// out of cache, and each dependent read is a miss.
+	// slots hold a value's offset in dictValues.plain (high half), eight
+	// bits of its hash (tagged) and its index + 1 (the low 24 bits, or
+	// the whole low half once an index outgrows them); 0 is empty. The
+	// offset lets find compare without reading the spans, and the tag
+	// lets it pass most other values without reading theirs: a large
+	// dictionary is out of cache, and each read of a value is a miss (a
+	// column of distinct values probes about 1.5 other values a look-up).
 	slots  []uint64
 	seed   maphash.Seed
 	k0, k1 uint64 // per-table keys of the short hash
 	full   bool   // maphash for every value (collisions were too many)
 	long   bool   // probe sequences unbounded (maphash collided too)
+	untag  bool   // indexes past tagShift bits: slots hold no tag
+	shift  uint   // the tag's place in a slot
+	tmask  uint64 // the tag's bits (0 untagged)
+	imask  uint64 // the index's bits
 }
+
+// tagShift places a slot's tag above an index of that many bits (a
+// variable so tests can make the indexes outgrow it).
+var tagShift = 24
+
+// useTags gives the table the tagged layout, or (indexes past tagShift
+// bits) the untagged one.
+func (t *dictTable) useTags(on bool) {
+	t.untag = !on
+	if on {
+		t.shift, t.tmask, t.imask = uint(tagShift), 0xff<<tagShift, 1<<tagShift-1
+	} else {
+		t.shift, t.tmask, t.imask = 0, 0, 1<<32-1
+	}
+}
+
+// tag is the slot bits of h's tag (the hash's top byte; the slot's place
+// comes from its low bits); 0 in the untagged layout.
+func (t *dictTable) tag(h uint64) uint64 { return h >> 56 << t.shift & t.tmask }
+
+// index is the dictionary index a slot holds.
+func (t *dictTable) index(s uint64) int32 { return int32(s&t.imask) - 1 }
 
 // maxProbe bounds a probe sequence (a variable so tests can force the fallbacks).
 var maxProbe = 64
@@ -36,6 +65,7 @@ func newDictTable() *dictTable {
 	t := &dictTable{seed: maphash.MakeSeed()}
 	t.k0 = maphash.Comparable(t.seed, 0) | 1
 	t.k1 = maphash.Comparable(t.seed, 1) | 1
+	t.useTags(true)
 	return t
 }
 
@@ -63,14 +93,15 @@ func (t *dictTable) find(v []byte, vals *dictValues) int32 {
 		return -1
 	}
 	mask := uint64(len(t.slots) - 1)
-	h := t.hash(v) & mask
+	hv := t.hash(v)
+	tag, h := t.tag(hv), hv&mask
 	for range t.probes() {
 		s := t.slots[h]
 		if s == 0 {
 			return -1
 		}
-		if vals.at(uint32(s>>32), v) {
-			return int32(uint32(s)) - 1
+		if s&t.tmask == tag && vals.at(uint32(s>>32), v) {
+			return t.index(s)
 		}
 		h = (h + 1) & mask
 	}
@@ -81,6 +112,11 @@ func (t *dictTable) find(v []byte, vals *dictValues) int32 {
 
 // add records that vals[i] (the value just appended) is at index i.
 func (t *dictTable) add(i int32, vals *dictValues) {
+	if uint64(i+1) > t.imask { // 16 M values between limit checks: no room left for tags
+		t.useTags(false)
+		t.rehash(vals, max(64, 2*vals.len()))
+		return
+	}
 	if 2*vals.len() > len(t.slots) { // keep the load at most one half
 		t.rehash(vals, max(64, 2*vals.len()))
 		return
@@ -93,10 +129,11 @@ func (t *dictTable) add(i int32, vals *dictValues) {
 
 func (t *dictTable) insert(i int32, vals *dictValues) bool {
 	mask := uint64(len(t.slots) - 1)
-	h := t.hash(vals.get(i)) & mask
+	hv := t.hash(vals.get(i))
+	tag, h := t.tag(hv), hv&mask
 	for range t.probes() {
 		if t.slots[h] == 0 {
-			t.slots[h] = uint64(vals.spans[i].off)<<32 | uint64(i+1)
+			t.slots[h] = uint64(vals.spans[i].off)<<32 | tag | uint64(i+1)
 			return true
 		}
 		h = (h + 1) & mask
@@ -143,6 +180,7 @@ func (t *dictTable) rehash(vals *dictValues, n int) {
 func (t *dictTable) reset() {
 	clear(t.slots)
 	t.full, t.long = false, false
+	t.useTags(true)
 }
 
 // dictValues is a chunk's dictionary: the values end to end as its PLAIN

@@ -20,11 +20,13 @@ import (
 // and values never added are not found, with values of every short-hash
 // shape (empty, 1-3, 4-7, 8-16 bytes, longer) that share prefixes and
 // suffixes. A probe bound of 1 or 2 forces the fallbacks (maphash for all,
-// then spreading out).
+// then spreading out); indexes of 7 bits make the values outgrow the
+// tagged layout half way.
 func TestDictTable(t *testing.T) {
-	defer func(p int) { maxProbe = p }(maxProbe)
-	for _, probe := range []int{64, 2, 1} {
-		maxProbe = probe
+	defer func(p, s int) { maxProbe, tagShift = p, s }(maxProbe, tagShift)
+	for _, c := range []struct{ probe, shift int }{{64, 24}, {2, 24}, {1, 24}, {64, 7}, {1, 7}} {
+		probe := c.probe
+		maxProbe, tagShift = probe, c.shift
 		rng := rand.New(rand.NewPCG(7, uint64(probe)))
 		for round := range 3 {
 			tab := newDictTable()
@@ -72,6 +74,9 @@ func TestDictTable(t *testing.T) {
 			}
 			if probe == 1 && !tab.full {
 				t.Errorf("probe bound 1: the table never fell back to maphash")
+			}
+			if tab.untag != (1<<c.shift-1 < len(ref)) {
+				t.Errorf("untagged layout %v with %d values and %d index bits", tab.untag, len(ref), c.shift)
 			}
 			// The size follows the number of values, whatever collided: a
 			// table that doubled until nothing collided reached 2^35 slots.
