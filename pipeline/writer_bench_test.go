@@ -13,17 +13,34 @@ import (
 	"github.com/cdcetl/cdcetl/writer"
 )
 
-// BenchmarkParquetWriter writes decoded products batches to snappy Parquet
-// (the writer alone): MB/s of the JSON those rows came from.
+// BenchmarkParquetWriter writes decoded batches to snappy Parquet (the
+// writer alone): MB/s of the JSON those rows came from. products in canal
+// and maxwell; the envelope shape (maps and lists of metadata) and wide
+// rows in each format.
 func BenchmarkParquetWriter(b *testing.B) {
-	for _, format := range []string{"canal-json", "maxwell-json"} {
-		b.Run(format, func(b *testing.B) {
+	type job struct{ name, shape, format string }
+	jobs := []job{{"canal-json", "products", "canal-json"}, {"maxwell-json", "products", "maxwell-json"}}
+	for _, shape := range []string{"envelope", "wide"} {
+		for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
+			jobs = append(jobs, job{shape + "/" + format, shape, format})
+		}
+	}
+	for _, j := range jobs {
+		format := j.format
+		b.Run(j.name, func(b *testing.B) {
 			dir := b.TempDir()
 			in := filepath.Join(dir, "in.jsonl")
-			data := cdcgen.Lines(format, 1, 16<<20)
+			g, err := cdcgen.NewShape(format, j.shape, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data := make([]byte, 0, 16<<20+4096)
+			for len(data) < 16<<20 {
+				data = append(g.Next(data), '\n')
+			}
 			writeFileB(b, in, data)
 			f, _ := decode.Lookup(format)
-			s, err := arrowconv.ParseColumns(cdcgen.SchemaFor(format))
+			s, err := arrowconv.ParseColumns(cdcgen.SchemaForShape(format, j.shape))
 			if err != nil {
 				b.Fatal(err)
 			}
