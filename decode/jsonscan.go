@@ -53,9 +53,9 @@ func scanStringEsc(b []byte, i int) (int, bool, error) {
 	i++
 	for i < len(b) {
 		// Skip plain ASCII bytes (no quote, backslash or high bit): most
-		// of a CDC message is such string content. Two words inline for
+		// of a CDC message is such string content. Four words inline for
 		// the short strings (keys, codes, timestamps), then vectors for
-		// the long ones, whose call costs more than two words.
+		// the long ones: the call costs about what four words do.
 		for k := 0; i+8 <= len(b); k++ {
 			if k == 4 && len(b)-i >= 64 {
 				if i += simdscan.Plain(b[i:]); i+8 > len(b) {
