@@ -30,9 +30,8 @@ type dictTable struct {
 	k0, k1 uint64 // per-table keys of the short hash
 	full   bool   // maphash for every value (collisions were too many)
 	long   bool   // probe sequences unbounded (maphash collided too)
-	untag  bool   // indexes past tagShift bits: slots hold no tag
 	shift  uint   // the tag's place in a slot
-	tmask  uint64 // the tag's bits (0 untagged)
+	tmask  uint64 // the tag's bits; 0 once indexes outgrow tagShift bits (untagged)
 	imask  uint64 // the index's bits
 }
 
@@ -43,7 +42,6 @@ var tagShift = 24
 // useTags gives the table the tagged layout, or (indexes past tagShift
 // bits) the untagged one.
 func (t *dictTable) useTags(on bool) {
-	t.untag = !on
 	if on {
 		t.shift, t.tmask, t.imask = uint(tagShift), 0xff<<tagShift, 1<<tagShift-1
 	} else {

@@ -75,8 +75,8 @@ func TestDictTable(t *testing.T) {
 			if probe == 1 && !tab.full {
 				t.Errorf("probe bound 1: the table never fell back to maphash")
 			}
-			if tab.untag != (1<<c.shift-1 < len(ref)) {
-				t.Errorf("untagged layout %v with %d values and %d index bits", tab.untag, len(ref), c.shift)
+			if untagged := tab.tmask == 0; untagged != (1<<c.shift-1 < len(ref)) {
+				t.Errorf("untagged layout %v with %d values and %d index bits", untagged, len(ref), c.shift)
 			}
 			// The size follows the number of values, whatever collided: a
 			// table that doubled until nothing collided reached 2^35 slots.

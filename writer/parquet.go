@@ -139,14 +139,13 @@ type Parquet struct {
 	cols []colFunc
 	emit []emitFunc
 	// colLeaves are the leaves of each top-level column: columns share
-	// nothing, so they are encoded concurrently (up to concurrency).
+	// nothing, so they are encoded concurrently (up to len(encs)).
 	colLeaves [][]*leaf
 	// data are the leaves but the row kind's; pageCap is the capacity of
 	// their page buffers, taken by acquire and given back by release.
-	data        []*leaf
-	pageCap     int
-	released    bool
-	concurrency int
+	data     []*leaf
+	pageCap  int
+	released bool
 	// encs are the page encoding buffers, one set per goroutine that
 	// may encode at once (eachColumn lends them to the leaves).
 	encs   []encBufs
@@ -189,11 +188,11 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 		opts.RowGroupRows = 128 << 10
 	}
 	p := &Parquet{rgRows: opts.RowGroupRows, codec: codec, createdBy: opts.CreatedBy, holdRows: opts.HoldRows}
-	p.concurrency = opts.Concurrency
-	if p.concurrency <= 0 {
-		p.concurrency = runtime.GOMAXPROCS(0)
+	concurrency := opts.Concurrency
+	if concurrency <= 0 {
+		concurrency = runtime.GOMAXPROCS(0)
 	}
-	p.encs = make([]encBufs, max(p.concurrency, 1))
+	p.encs = make([]encBufs, max(concurrency, 1))
 	if p.createdBy == "" {
 		p.createdBy = "cdcetl"
 	}
@@ -908,7 +907,7 @@ var minConcurrentRows = 1024
 // eachColumn runs f for every top-level column: concurrently when more
 // than one column may run at once and the rows are worth a goroutine each.
 func (p *Parquet) eachColumn(rows int, f func(k int) error) error {
-	if p.concurrency <= 1 || rows < minConcurrentRows {
+	if len(p.encs) <= 1 || rows < minConcurrentRows {
 		for k := range p.cols {
 			p.lend(k, &p.encs[0])
 			if err := f(k); err != nil {
