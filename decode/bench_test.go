@@ -89,15 +89,7 @@ func BenchmarkDecodeShape(b *testing.B) {
 	for _, shape := range cdcgen.Shapes {
 		for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
 			b.Run(shape+"/"+format, func(b *testing.B) {
-				g, err := cdcgen.NewShape(format, shape, 1)
-				if err != nil {
-					b.Fatal(err)
-				}
-				data := make([]byte, 0, benchSize+4096)
-				for len(data) < benchSize {
-					data = append(g.Next(data), '\n')
-				}
-				lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+				data, lines := shapeInput(b, format, shape)
 				f, _ := Lookup(format)
 				s, err := arrowconv.ParseColumns(cdcgen.SchemaForShape(format, shape))
 				if err != nil {
@@ -128,6 +120,16 @@ func BenchmarkDecodeShape(b *testing.B) {
 	}
 }
 
+// shapeInput generates benchSize bytes of format's changelog in shape and
+// returns them, and split into lines.
+func shapeInput(b *testing.B, format, shape string) ([]byte, [][]byte) {
+	data, err := cdcgen.ShapeLines(format, shape, 1, benchSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data, bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+}
+
 // BenchmarkScanFloor validates every message of each shape with the
 // scanner alone (skipFast: no capture, no conversion, no builders): the
 // ceiling the scanner puts on decoding.
@@ -135,15 +137,7 @@ func BenchmarkScanFloor(b *testing.B) {
 	for _, shape := range cdcgen.Shapes {
 		for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
 			b.Run(shape+"/"+format, func(b *testing.B) {
-				g, err := cdcgen.NewShape(format, shape, 1)
-				if err != nil {
-					b.Fatal(err)
-				}
-				data := make([]byte, 0, benchSize+4096)
-				for len(data) < benchSize {
-					data = append(g.Next(data), '\n')
-				}
-				lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+				data, lines := shapeInput(b, format, shape)
 				b.SetBytes(int64(len(data)))
 				for b.Loop() {
 					for _, l := range lines {

@@ -30,13 +30,9 @@ func BenchmarkParquetWriter(b *testing.B) {
 		b.Run(j.name, func(b *testing.B) {
 			dir := b.TempDir()
 			in := filepath.Join(dir, "in.jsonl")
-			g, err := cdcgen.NewShape(format, j.shape, 1)
+			data, err := cdcgen.ShapeLines(format, j.shape, 1, 16<<20)
 			if err != nil {
 				b.Fatal(err)
-			}
-			data := make([]byte, 0, 16<<20+4096)
-			for len(data) < 16<<20 {
-				data = append(g.Next(data), '\n')
 			}
 			writeFileB(b, in, data)
 			f, _ := decode.Lookup(format)

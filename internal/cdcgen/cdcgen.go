@@ -509,11 +509,22 @@ func (g *Generator) debeziumTail(dst []byte, op string) []byte {
 
 // Lines returns about size bytes of newline-terminated messages.
 func Lines(format string, seed uint64, size int) []byte {
-	g := New(format, seed)
+	return linesOf(New(format, seed), size)
+}
+
+// ShapeLines is Lines for messages of shape.
+func ShapeLines(format, shape string, seed uint64, size int) ([]byte, error) {
+	g, err := NewShape(format, shape, seed)
+	if err != nil {
+		return nil, err
+	}
+	return linesOf(g, size), nil
+}
+
+func linesOf(g interface{ Next([]byte) []byte }, size int) []byte {
 	out := make([]byte, 0, size+4096)
 	for len(out) < size {
-		out = g.Next(out)
-		out = append(out, '\n')
+		out = append(g.Next(out), '\n')
 	}
 	return out
 }
