@@ -49,6 +49,7 @@ const (
 	exitFailed      = 1
 	exitUsage       = 2
 	exitPartial     = 3
+	exitGaps        = 4 // cdcetl audit found gaps
 	exitInterrupted = 130
 )
 
@@ -67,6 +68,8 @@ message exactly as Apache Flink's formats do.
 Usage:
   cdcetl convert [flags] PATH...           convert files and directories
   cdcetl inspect [flags] PATH...           formats, tables, inferred schemas
+  cdcetl audit [flags] PATH...             prove an archive complete: gaps,
+                                           duplicates, order, coverage
   cdcetl watch [flags] LANDING_DIR -o OUT  convert files as they land
   cdcetl show [flags] OUT TABLE            print a loaded table's rows
   cdcetl maintain -o WAREHOUSE [flags]     compact Iceberg tables, expire
@@ -78,7 +81,7 @@ Formats: canal-json, maxwell-json, ogg-json, debezium-json, json. Options are
 given as in Flink DDL (--option canal-json.ignore-parse-errors=true).
 
 Exit status: 0 ok, 1 failed, 2 usage, 3 some inputs failed (--keep-going)
-or were not moved (--on-success), 130 interrupted (a watcher exits 0 when stopped by SIGINT or SIGTERM).
+or were not moved (--on-success), 4 audit found gaps, 130 interrupted (a watcher exits 0 when stopped by SIGINT or SIGTERM).
 `
 
 func main() {
@@ -109,6 +112,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runWatch(ctx, args[1:], stdout, stderr)
 	case "inspect":
 		err = runInspect(ctx, args[1:], stdout, stderr)
+	case "audit":
+		err = runAudit(ctx, args[1:], stdout, stderr)
 	case "show":
 		err = runShow(ctx, args[1:], stdout, stderr)
 	case "maintain":
@@ -136,7 +141,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	default:
-		err = usagef("unknown command %q%s; commands: convert, inspect, watch, show, maintain, help, version", args[0], didYouMean(args[0], []string{"convert", "inspect", "watch", "show", "maintain", "help", "version"}))
+		err = usagef("unknown command %q%s; commands: convert, inspect, audit, watch, show, maintain, help, version", args[0], didYouMean(args[0], []string{"convert", "inspect", "audit", "watch", "show", "maintain", "help", "version"}))
 	}
 	return exitCode(err, stderr)
 }
@@ -159,6 +164,8 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
+	case errors.Is(err, errGaps):
+		return exitGaps
 	case errors.Is(err, pipeline.ErrPartial), errors.Is(err, pipeline.ErrNotDisposed):
 		return exitPartial
 	case errors.As(err, &ue), errors.As(err, &se), errors.Is(err, decode.ErrOption),

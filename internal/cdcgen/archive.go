@@ -1,0 +1,91 @@
+package cdcgen
+
+import (
+	"math/rand/v2"
+	"strconv"
+)
+
+// Stream generates a Maxwell stream as a MySQL server with GTIDs writes
+// it: transactions of an order and its items (an insert each, one xid,
+// xoffsets from 0 and commit on the last row), single-row status updates
+// and deletes; every message with its GTID, binlog position (files
+// rotating every RotateEvery transactions) and server_id.
+type Stream struct {
+	RotateEvery int
+	r           *rand.Rand
+	txn         int64
+	order       int64
+}
+
+// NewStream returns a Stream.
+func NewStream(seed uint64) *Stream {
+	return &Stream{RotateEvery: 500, r: rand.New(rand.NewPCG(seed, seed^0x5eed))}
+}
+
+// StreamUUID is the server UUID of a Stream's GTIDs.
+const StreamUUID = "6f3c1b2e-8d4a-11ee-b9d1-0242ac120002"
+
+// Txn appends the next transaction's messages, one per line, at event
+// time ts (epoch ms).
+func (s *Stream) Txn(dst []byte, ts int64) []byte {
+	t := s.txn
+	s.txn++
+	file := 1 + t/int64(s.RotateEvery)
+	pos := 4 + (t%int64(s.RotateEvery))*2048
+	xid := 41000 + 7*t
+	var rows [][2]string // table, type+data
+	switch k := s.r.IntN(10); {
+	case k < 6 || s.order == 0:
+		s.order++
+		o := s.order
+		rows = append(rows, [2]string{"orders", `"type":"insert","data":{"id":` + itoa(o) + `,"customer":"c` + itoa(int64(s.r.IntN(5000))) + `","status":"new","total":"` + money(s.r.IntN(90000)) + `"}`})
+		for i := 0; i < 1+s.r.IntN(3); i++ {
+			rows = append(rows, [2]string{"items", `"type":"insert","data":{"id":` + itoa(o*10+int64(i)) + `,"order_id":` + itoa(o) + `,"sku":"SKU-` + itoa(int64(s.r.IntN(900))) + `","qty":` + itoa(int64(1+s.r.IntN(4))) + `}`})
+		}
+	case k < 9:
+		o := 1 + s.r.Int64N(s.order)
+		rows = append(rows, [2]string{"orders", `"type":"update","data":{"id":` + itoa(o) + `,"status":"shipped"},"old":{"status":"new"}`})
+	default:
+		o := 1 + s.r.Int64N(s.order)
+		rows = append(rows, [2]string{"items", `"type":"delete","data":{"id":` + itoa(o*10) + `}`})
+	}
+	for i, r := range rows {
+		dst = append(dst, `{"database":"shop","table":"`...)
+		dst = append(dst, r[0]...)
+		dst = append(dst, `",`...)
+		dst = append(dst, r[1]...)
+		dst = append(dst, `,"ts":`...)
+		dst = strconv.AppendInt(dst, ts/1000, 10)
+		dst = append(dst, `,"xid":`...)
+		dst = strconv.AppendInt(dst, xid, 10)
+		if len(rows) > 1 {
+			dst = append(dst, `,"xoffset":`...)
+			dst = strconv.AppendInt(dst, int64(i), 10)
+		}
+		if i == len(rows)-1 {
+			dst = append(dst, `,"commit":true`...)
+		}
+		dst = append(dst, `,"position":"mysql-bin.`...)
+		dst = append(dst, pad6(file)...)
+		dst = append(dst, ':')
+		dst = strconv.AppendInt(dst, pos+int64(i)*200, 10)
+		dst = append(dst, `","gtid":"`+StreamUUID+`:`...)
+		dst = strconv.AppendInt(dst, 1000+t, 10)
+		dst = append(dst, `","server_id":1}`+"\n"...)
+	}
+	return dst
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func money(c int) string {
+	return strconv.Itoa(c/100) + "." + strconv.Itoa(c%100/10) + strconv.Itoa(c%10)
+}
+
+func pad6(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for len(s) < 6 {
+		s = "0" + s
+	}
+	return s
+}
