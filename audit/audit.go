@@ -43,20 +43,22 @@ type Options struct {
 
 // Auditor checks an archive's messages, given in archive order.
 type Auditor struct {
-	opts    Options
-	files   []*fileState
-	streams map[string]*streamState
-	order   []*streamState // streams in order of first message
-	gtids   map[string]*gtidServer
-	gtidSrv []string
-	dups    identSet
-	dupRep  Duplicates
-	txns    map[string]*dbzTxn // Debezium transactions by stream and id
-	txnDone map[uint64]bool    // Debezium transactions found whole, by hash of stream and id
-	notes   []string
-	unread  []Gap
-	msgs    int64
-	rows    Rows
+	opts      Options
+	files     []*fileState
+	streams   map[string]*streamState
+	order     []*streamState // streams in order of first message
+	gtids     map[string]*gtidServer
+	gtidSrv   []string
+	dups      identSet
+	dupRep    Duplicates
+	txns      map[string]*dbzTxn // Debezium transactions by stream and id
+	txnDone   map[uint64]bool    // Debezium transactions found whole, by hash of stream and id
+	notes     []string
+	notesLeft int   // notes past the report's limit
+	afterCut  int64 // messages after the point audited to
+	gaps      gapList
+	msgs      int64
+	rows      Rows
 }
 
 type fileState struct {
@@ -86,7 +88,7 @@ func New(opts Options) *Auditor {
 		opts.Samples = 5
 	}
 	return &Auditor{opts: opts, streams: map[string]*streamState{}, gtids: map[string]*gtidServer{},
-		txns: map[string]*dbzTxn{}, txnDone: map[uint64]bool{}}
+		txns: map[string]*dbzTxn{}, txnDone: map[uint64]bool{}, gaps: gapList{limit: 20 * opts.Samples, count: map[gapKey]int64{}}}
 }
 
 // kafkaName matches Kafka Connect's sink file names:
@@ -116,10 +118,8 @@ func (a *Auditor) EndFile(i int, lines int64) { a.files[i].Lines = lines }
 // which, and why). Evidence the audit cannot read is a gap of its own.
 func (a *Auditor) Unreadable(file int, line int64, what string) {
 	a.files[file].Unreadable++
-	if len(a.unread) < 100*a.opts.Samples {
-		l := a.loc(mark{loc: pack(file, line)})
-		a.unread = append(a.unread, Gap{Kind: GapUnreadable, Stream: a.files[file].Format, What: what, Missing: 1, Before: l, After: l})
-	}
+	l := a.loc(mark{loc: pack(file, line)})
+	a.gap(Gap{Kind: GapUnreadable, Stream: a.files[file].Format, What: what, Missing: 1, Before: l, After: l})
 }
 
 // loc packs a file index and a line into one word.
@@ -322,7 +322,7 @@ func (a *Auditor) Add(e *Event) {
 		s.binlog(x.BinlogFile, here)
 	}
 	if x.HasXid && e.Op != 0 {
-		s.mx.take(x.Xid, x.XOffset, x.Commit, here) // XOffset 0 when absent: a one-row transaction
+		s.mx.take(a, s.name, x.Xid, x.XOffset, x.Commit, here) // XOffset 0 when absent: a one-row transaction
 	}
 	if len(x.TxnID) > 0 || x.Marker != 0 {
 		a.dbz(s, e, here)
@@ -353,10 +353,14 @@ func (a *Auditor) duplicate(e *Event, s *streamState, t *tableState, first uint6
 	}
 }
 
+// AfterCut counts n messages left out of the audit for being after the
+// point it audits to (pipeline's --as-of).
+func (a *Auditor) AfterCut(n int64) { a.afterCut += n }
+
 // Report gives what the audit found.
 func (a *Auditor) Report() *Report {
-	r := &Report{Gaps: []Gap{}, Order: []Order{}, Quiet: []Quiet{}, Notes: append([]string{}, a.notes...)}
-	r.Coverage.Messages, r.Coverage.Rows = a.msgs, a.rows
+	r := &Report{Gaps: []Gap{}, Order: []Order{}, Quiet: []Quiet{}, Notes: []string{}}
+	r.Coverage.Messages, r.Coverage.Rows, r.Coverage.AfterCut = a.msgs, a.rows, a.afterCut
 	r.Coverage.Files = []File{}
 	for _, f := range a.files {
 		if len(f.dupOf) > 0 {
@@ -372,7 +376,6 @@ func (a *Auditor) Report() *Report {
 		r.Coverage.Files = append(r.Coverage.Files, f.File)
 	}
 	r.Coverage.Streams = []Stream{}
-	r.Gaps = append(r.Gaps, a.unread...)
 	for _, s := range a.order {
 		st := Stream{Name: s.name, Format: s.format, ID: s.id, Span: s.span.span(), Tables: []Table{}}
 		for _, t := range s.tableOrder {
@@ -388,46 +391,50 @@ func (a *Auditor) Report() *Report {
 			r.Quiet = append(r.Quiet, quietHours(s.name, t.order.Table, t.hours)...)
 		}
 		r.Coverage.Streams = append(r.Coverage.Streams, st)
-		r.Gaps = append(r.Gaps, s.binlogGaps(a)...)
-		g, notes := s.mx.gaps(a, s.name)
-		r.Gaps = append(r.Gaps, g...)
-		r.Notes = append(r.Notes, notes...)
+		s.binlogGaps(a)
+		s.mx.gaps(a, s.name)
 	}
-	r.Gaps = append(r.Gaps, a.gtidGaps()...)
-	g, notes := a.dbzGaps()
-	r.Gaps, r.Notes = append(r.Gaps, g...), append(r.Notes, notes...)
-	g, notes = a.kafkaGaps()
-	r.Gaps, r.Notes = append(r.Gaps, g...), append(r.Notes, notes...)
+	a.gtidGaps()
+	a.dbzGaps()
+	a.kafkaGaps()
 	r.Duplicates = a.dupRep
-	r.GapsFound = int64(len(r.Gaps))
-	r.Gaps = capGaps(r.Gaps, 20*a.opts.Samples, &r.Notes)
+	r.GapsFound, r.Gaps = a.gaps.found, append(r.Gaps, a.gaps.list...)
+	for _, k := range a.gaps.order {
+		if n := a.gaps.count[k]; n > int64(a.gaps.limit) {
+			a.note(fmt.Sprintf("%s: %d more %s gaps not listed (%d in all)", k.stream, n-int64(a.gaps.limit), k.kind, n))
+		}
+	}
+	r.Notes = append(r.Notes, a.notes...)
+	if a.notesLeft > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d more notes not listed", a.notesLeft))
+	}
 	return r
 }
 
-// capGaps keeps the first n gaps of each kind and stream: an archive
-// whose evidence is broken everywhere gives a readable report, its count
-// in full.
-func capGaps(gaps []Gap, n int, notes *[]string) []Gap {
-	type key struct{ kind, stream string }
-	seen := map[key]int{}
-	var order []key
-	out := gaps[:0]
-	for _, g := range gaps {
-		k := key{g.Kind, g.Stream}
-		if seen[k] == 0 {
-			order = append(order, k)
-		}
-		seen[k]++
-		if seen[k] <= n {
-			out = append(out, g)
-		}
+// gapList holds the gaps found: every one counted, the first of each
+// kind and stream listed, so an archive whose evidence is broken
+// everywhere gives a readable report in bounded memory.
+type gapList struct {
+	limit int
+	found int64
+	count map[gapKey]int64
+	order []gapKey
+	list  []Gap
+}
+
+type gapKey struct{ kind, stream string }
+
+func (a *Auditor) gap(g Gap) {
+	l := &a.gaps
+	l.found++
+	k := gapKey{g.Kind, g.Stream}
+	if l.count[k] == 0 {
+		l.order = append(l.order, k)
 	}
-	for _, k := range order {
-		if seen[k] > n {
-			*notes = append(*notes, fmt.Sprintf("%s: %d more %s gaps not listed (%d in all)", k.stream, seen[k]-n, k.kind, seen[k]))
-		}
+	l.count[k]++
+	if l.count[k] <= int64(l.limit) {
+		l.list = append(l.list, g)
 	}
-	return out
 }
 
 // maxHours bounds a table's hourly series in the report (two years): a
@@ -483,42 +490,81 @@ func quietHours(stream, table string, hours map[int64]int64) []Quiet {
 }
 
 // identSet is an open-addressing set of event identities, each with the
-// place it was first seen.
+// place it was first seen: 16 bytes a message (32 with the table's
+// slack), one cache line touched per look-up.
 type identSet struct {
-	keys []uint64
-	locs []uint64
-	n    int
+	slots []identSlot
+	n     int
 }
+
+type identSlot struct{ id, loc uint64 }
 
 // add inserts id (first seen at loc) and reports whether it was there,
 // with the place it was first seen.
 func (s *identSet) add(id, loc uint64) (uint64, bool) {
-	if s.n >= len(s.keys)/2 {
+	if s.n >= len(s.slots)/2 {
 		s.grow()
 	}
-	mask := uint64(len(s.keys) - 1)
+	mask := uint64(len(s.slots) - 1)
 	for i := id & mask; ; i = (i + 1) & mask {
-		switch s.keys[i] {
+		switch sl := &s.slots[i]; sl.id {
 		case id:
-			return s.locs[i], true
+			return sl.loc, true
 		case 0:
-			s.keys[i], s.locs[i] = id, loc
+			sl.id, sl.loc = id, loc
 			s.n++
 			return 0, false
 		}
 	}
 }
 
-func (s *identSet) grow() {
-	old, oldLocs := s.keys, s.locs
-	size := max(1024, 2*len(old))
-	s.keys, s.locs, s.n = make([]uint64, size), make([]uint64, size), 0
-	for i, k := range old {
-		if k != 0 {
-			s.add(k, oldLocs[i])
+func (s *identSet) grow() { s.resize(max(1024, 2*len(s.slots))) }
+
+func (s *identSet) resize(size int) {
+	old := s.slots
+	s.slots, s.n = make([]identSlot, size), 0
+	for _, sl := range old {
+		if sl.id != 0 {
+			s.add(sl.id, sl.loc)
 		}
 	}
 }
+
+// warm reads the slots of ids, each independently of the others: the
+// processor overlaps their cache misses, which add, probing one at a
+// time, would take one after another.
+func (s *identSet) warm(ids []uint64) {
+	if len(s.slots) == 0 {
+		return
+	}
+	mask := uint64(len(s.slots) - 1)
+	var sum uint64
+	for _, id := range ids {
+		sum += s.slots[id&mask].id
+	}
+	warmSink = sum
+}
+
+var warmSink uint64
+
+// Expect sizes the audit for about n messages more (a hint: the set of
+// event identities grows as it must anyway), sparing the rehashing of a
+// set grown from small.
+func (a *Auditor) Expect(n int) {
+	want := a.dups.n + n
+	if want < 512 || want < len(a.dups.slots)/2 {
+		return
+	}
+	size := 1024
+	for size/2 < want {
+		size *= 2
+	}
+	a.dups.resize(size)
+}
+
+// Warm readies the look-ups of the next events' identities (Event.Ident),
+// given before they are added: a batch's cache misses overlap.
+func (a *Auditor) Warm(ids []uint64) { a.dups.warm(ids) }
 
 func plural(n int64, one, many string) string {
 	if n == 1 {

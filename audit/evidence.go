@@ -66,8 +66,7 @@ func (a *Auditor) gtid(g []byte, here mark) {
 	s.runs = append(s.runs, gtidRun{n, n, here, here})
 }
 
-func (a *Auditor) gtidGaps() []Gap {
-	var out []Gap
+func (a *Auditor) gtidGaps() {
 	for _, srv := range a.gtidSrv {
 		runs := a.gtids[srv].runs
 		sort.SliceStable(runs, func(i, j int) bool { return runs[i].lo < runs[j].lo })
@@ -84,12 +83,11 @@ func (a *Auditor) gtidGaps() []Gap {
 			if hi > lo {
 				what = fmt.Sprintf("GTIDs %s:%d-%d", srv, lo, hi)
 			}
-			out = append(out, Gap{Kind: GapGTID, Stream: "server " + srv, What: what + " not in the archive",
+			a.gap(Gap{Kind: GapGTID, Stream: "server " + srv, What: what + " not in the archive",
 				Missing: int64(hi - lo + 1), Before: a.loc(cur.hiLoc), After: a.loc(r.loLoc), BeforeTime: cur.hiLoc.time(), AfterTime: r.loLoc.time()})
 			cur = r
 		}
 	}
-	return out
 }
 
 // --- Binlog files: mysql-bin.000123 then 000125 leaves 000124 out.
@@ -122,8 +120,7 @@ func (s *streamState) binlog(name []byte, here mark) {
 	f.lastLoc = here
 }
 
-func (s *streamState) binlogGaps(a *Auditor) []Gap {
-	var out []Gap
+func (s *streamState) binlogGaps(a *Auditor) {
 	prefixes := make([]string, 0, len(s.binlogs))
 	for p := range s.binlogs {
 		prefixes = append(prefixes, p)
@@ -147,11 +144,10 @@ func (s *streamState) binlogGaps(a *Auditor) []Gap {
 			if next-prev > 2 {
 				what = "binlog files " + name(prev+1) + " to " + name(next-1)
 			}
-			out = append(out, Gap{Kind: GapBinlogFile, Stream: s.name, What: what + " not in the archive (" + m[prev].name + " is followed by " + m[next].name + ")",
+			a.gap(Gap{Kind: GapBinlogFile, Stream: s.name, What: what + " not in the archive (" + m[prev].name + " is followed by " + m[next].name + ")",
 				Missing: next - prev - 1, Before: a.loc(m[prev].lastLoc), After: a.loc(m[next].firstLoc), BeforeTime: m[prev].lastLoc.time(), AfterTime: m[next].firstLoc.time()})
 		}
 	}
-	return out
 }
 
 // --- Maxwell transactions: xoffset 0..n, the last with commit: true.
@@ -165,14 +161,14 @@ type maxwellState struct {
 
 type mxTxn struct {
 	xid               int64
-	seq               int64
+	seq, touched      int64 // when it began and when last seen, in transactions of the stream
 	seen              bitset
 	max, commit       int64 // commit -1: none seen
 	firstLoc, lastLoc mark
 	nextLoc           mark // the stream's first message of another transaction after this one's last
 }
 
-func (m *maxwellState) take(xid, off int64, commit bool, here mark) {
+func (m *maxwellState) take(a *Auditor, stream string, xid, off int64, commit bool, here mark) {
 	if m.last != nil && xid != m.lastXid && m.last.nextLoc.loc == 0 {
 		m.last.nextLoc = here
 	}
@@ -183,6 +179,10 @@ func (m *maxwellState) take(xid, off int64, commit bool, here mark) {
 		m.open[xid] = t
 	}
 	m.last, m.lastXid = t, xid
+	t.touched = m.seq
+	if len(m.open) > 4096 && m.seq%1024 == 0 {
+		m.sweep(a, stream)
+	}
 	if off < 0 || off > 1<<24 {
 		return // not a row number a transaction has
 	}
@@ -197,51 +197,72 @@ func (m *maxwellState) take(xid, off int64, commit bool, here mark) {
 	}
 }
 
-func (m *maxwellState) gaps(a *Auditor, stream string) ([]Gap, []string) {
-	var out []Gap
-	var notes []string
+func (m *maxwellState) gaps(a *Auditor, stream string) {
 	txns := make([]*mxTxn, 0, len(m.open))
 	for _, t := range m.open {
 		txns = append(txns, t)
 	}
 	sort.Slice(txns, func(i, j int) bool { return txns[i].seq < txns[j].seq })
 	for _, t := range txns {
-		end := t.max
-		if t.commit >= 0 {
-			end = max(end, t.commit)
-		}
-		holes := t.seen.holes(end)
-		first, last := t.seq == 0, t.seq == m.seq-1
-		leading := len(holes) == 1 && holes[0][0] == 0
-		switch {
-		case first && (len(holes) == 0 || leading) && (t.commit >= 0 || last):
-			if len(holes) > 0 {
-				notes = append(notes, fmt.Sprintf("%s: transaction xid %d begins before the archive (its first row here is xoffset %d, at %s)", stream, t.xid, holes[0][1]+1, a.loc(t.firstLoc)))
-			}
-			if t.commit < 0 {
-				notes = append(notes, fmt.Sprintf("%s: transaction xid %d continues after the archive (no commit after xoffset %d, at %s)", stream, t.xid, t.max, a.loc(t.lastLoc)))
-			}
-			continue
-		case last && len(holes) == 0 && t.commit < 0:
-			notes = append(notes, fmt.Sprintf("%s: transaction xid %d continues after the archive (no commit after xoffset %d, at %s)", stream, t.xid, t.max, a.loc(t.lastLoc)))
-			continue
-		}
-		for _, h := range holes {
-			what := fmt.Sprintf("transaction xid %d: row xoffset %d", t.xid, h[0])
-			if h[1] > h[0] {
-				what = fmt.Sprintf("transaction xid %d: rows xoffset %d-%d", t.xid, h[0], h[1])
-			}
-			out = append(out, Gap{Kind: GapTransaction, Stream: stream, What: what + " not in the archive", Missing: h[1] - h[0] + 1,
-				Before: a.loc(t.firstLoc), After: a.loc(t.lastLoc), BeforeTime: t.firstLoc.time(), AfterTime: t.lastLoc.time()})
-		}
-		if t.commit < 0 {
-			after := a.loc(t.nextLoc)
-			out = append(out, Gap{Kind: GapTransaction, Stream: stream,
-				What:    fmt.Sprintf("transaction xid %d cut short: no commit after xoffset %d, and a later transaction follows", t.xid, t.max),
-				Missing: 1, Before: a.loc(t.lastLoc), After: after, BeforeTime: t.lastLoc.time(), AfterTime: t.nextLoc.time()})
+		m.judge(a, stream, t)
+	}
+	m.open = map[int64]*mxTxn{}
+}
+
+// sweep judges the open transactions not seen for a long while: a
+// stream's transactions are contiguous, so one left behind by a thousand
+// others is as whole as it will be. Broken evidence (xids reused at
+// random) then costs bounded memory.
+func (m *maxwellState) sweep(a *Auditor, stream string) {
+	var old []*mxTxn
+	for xid, t := range m.open {
+		if t.touched < m.seq-1024 {
+			old = append(old, t)
+			delete(m.open, xid)
 		}
 	}
-	return out, notes
+	sort.Slice(old, func(i, j int) bool { return old[i].seq < old[j].seq })
+	for _, t := range old {
+		m.judge(a, stream, t)
+	}
+}
+
+// judge reports what transaction t lacks.
+func (m *maxwellState) judge(a *Auditor, stream string, t *mxTxn) {
+	end := t.max
+	if t.commit >= 0 {
+		end = max(end, t.commit)
+	}
+	holes := t.seen.holes(end)
+	first, last := t.seq == 0, t.seq == m.seq-1
+	leading := len(holes) == 1 && holes[0][0] == 0
+	switch {
+	case first && (len(holes) == 0 || leading) && (t.commit >= 0 || last):
+		if len(holes) > 0 {
+			a.note(fmt.Sprintf("%s: transaction xid %d begins before the archive (its first row here is xoffset %d, at %s)", stream, t.xid, holes[0][1]+1, a.loc(t.firstLoc)))
+		}
+		if t.commit < 0 {
+			a.note(fmt.Sprintf("%s: transaction xid %d continues after the archive (no commit after xoffset %d, at %s)", stream, t.xid, t.max, a.loc(t.lastLoc)))
+		}
+		return
+	case last && len(holes) == 0 && t.commit < 0:
+		a.note(fmt.Sprintf("%s: transaction xid %d continues after the archive (no commit after xoffset %d, at %s)", stream, t.xid, t.max, a.loc(t.lastLoc)))
+		return
+	}
+	for _, h := range holes {
+		what := fmt.Sprintf("transaction xid %d: row xoffset %d", t.xid, h[0])
+		if h[1] > h[0] {
+			what = fmt.Sprintf("transaction xid %d: rows xoffset %d-%d", t.xid, h[0], h[1])
+		}
+		a.gap(Gap{Kind: GapTransaction, Stream: stream, What: what + " not in the archive", Missing: h[1] - h[0] + 1,
+			Before: a.loc(t.firstLoc), After: a.loc(t.lastLoc), BeforeTime: t.firstLoc.time(), AfterTime: t.lastLoc.time()})
+	}
+	if t.commit < 0 {
+		after := a.loc(t.nextLoc)
+		a.gap(Gap{Kind: GapTransaction, Stream: stream,
+			What:    fmt.Sprintf("transaction xid %d cut short: no commit after xoffset %d, and a later transaction follows", t.xid, t.max),
+			Missing: 1, Before: a.loc(t.lastLoc), After: after, BeforeTime: t.lastLoc.time(), AfterTime: t.nextLoc.time()})
+	}
 }
 
 // bitset is a growable set of small non-negative numbers.
@@ -381,9 +402,7 @@ func (t *dbzTxn) whole() bool {
 	return len(t.endColls) > 0
 }
 
-func (a *Auditor) dbzGaps() ([]Gap, []string) {
-	var out []Gap
-	var notes []string
+func (a *Auditor) dbzGaps() {
 	txns := make([]*dbzTxn, 0, len(a.txns))
 	for _, t := range a.txns {
 		txns = append(txns, t)
@@ -406,7 +425,7 @@ func (a *Auditor) dbzGaps() ([]Gap, []string) {
 	for _, t := range txns {
 		for _, c := range t.colls {
 			for _, h := range c.seen.holes(c.max - 1) {
-				out = append(out, Gap{Kind: GapTransaction, Stream: t.stream, Table: c.table,
+				a.gap(Gap{Kind: GapTransaction, Stream: t.stream, Table: c.table,
 					What:    fmt.Sprintf("transaction %s: %s events data_collection_order %s not in the archive", t.id, c.table, span1(h)),
 					Missing: h[1] - h[0] + 1, Before: a.loc(c.firstLoc), After: a.loc(c.lastLoc), BeforeTime: c.firstLoc.time(), AfterTime: c.lastLoc.time()})
 			}
@@ -418,19 +437,18 @@ func (a *Auditor) dbzGaps() ([]Gap, []string) {
 			c := t.collFor(ec.name)
 			switch {
 			case c == nil && !inArchive(ec.name):
-				notes = append(notes, fmt.Sprintf("%s: transaction %s has %d events of %s, a table not in the archive (END at %s)", t.stream, t.id, ec.count, ec.name, a.loc(t.endLoc)))
+				a.note(fmt.Sprintf("%s: transaction %s has %d events of %s, a table not in the archive (END at %s)", t.stream, t.id, ec.count, ec.name, a.loc(t.endLoc)))
 			case c == nil:
-				out = append(out, Gap{Kind: GapTransaction, Stream: t.stream, Table: ec.name,
+				a.gap(Gap{Kind: GapTransaction, Stream: t.stream, Table: ec.name,
 					What:    fmt.Sprintf("transaction %s: all %d events of %s not in the archive (its END says %d)", t.id, ec.count, ec.name, ec.count),
 					Missing: ec.count, Before: a.loc(t.endLoc), After: a.loc(t.endLoc), BeforeTime: t.endLoc.time(), AfterTime: t.endLoc.time()})
 			case c.max < ec.count:
-				out = append(out, Gap{Kind: GapTransaction, Stream: t.stream, Table: c.table,
+				a.gap(Gap{Kind: GapTransaction, Stream: t.stream, Table: c.table,
 					What:    fmt.Sprintf("transaction %s: %s events data_collection_order %s not in the archive (its END says %d)", t.id, c.table, span1([2]int64{c.max, ec.count - 1}), ec.count),
 					Missing: ec.count - c.max, Before: a.loc(c.lastLoc), After: a.loc(t.endLoc), BeforeTime: c.lastLoc.time(), AfterTime: t.endLoc.time()})
 			}
 		}
 	}
-	return out, notes
 }
 
 // span1 writes a hole of 0-based orders as 1-based Debezium orders.
@@ -444,7 +462,7 @@ func span1(h [2]int64) string {
 // --- Kafka Connect file names: per topic and partition, each file's
 // first offset follows the previous file's last.
 
-func (a *Auditor) kafkaGaps() ([]Gap, []string) {
+func (a *Auditor) kafkaGaps() {
 	type part struct {
 		topic string
 		p     int64
@@ -461,8 +479,6 @@ func (a *Auditor) kafkaGaps() ([]Gap, []string) {
 		}
 		by[k] = append(by[k], i)
 	}
-	var out []Gap
-	var notes []string
 	for _, k := range parts {
 		files := by[k]
 		sort.SliceStable(files, func(i, j int) bool { return a.files[files[i]].kafka.StartOffset < a.files[files[j]].kafka.StartOffset })
@@ -475,21 +491,22 @@ func (a *Auditor) kafkaGaps() ([]Gap, []string) {
 				if got-want > 1 {
 					what = fmt.Sprintf("%s partition %d: offsets %d-%d", k.topic, k.p, want, got-1)
 				}
-				out = append(out, Gap{Kind: GapKafkaOffset, Stream: "kafka " + k.topic, What: what + " not in the archive (" + plural(got-want, "record", "records") + "; a file is missing)",
+				a.gap(Gap{Kind: GapKafkaOffset, Stream: "kafka " + k.topic, What: what + " not in the archive (" + plural(got-want, "record", "records") + "; a file is missing)",
 					Missing: got - want, Before: &Loc{prev.Path, prev.Lines}, After: &Loc{next.Path, 1}, BeforeTime: prev.last.time(), AfterTime: next.first.time()})
 			case got < want:
-				notes = append(notes, fmt.Sprintf("kafka %s partition %d: %s starts at offset %d, inside %s (offsets %d-%d): %s read twice",
+				a.note(fmt.Sprintf("kafka %s partition %d: %s starts at offset %d, inside %s (offsets %d-%d): %s read twice",
 					k.topic, k.p, next.Path, got, prev.Path, prev.kafka.StartOffset, want-1, plural(want-got, "record is", "records are")))
 			}
 		}
 	}
-	return out, notes
 }
 
 func (a *Auditor) note(s string) {
 	if len(a.notes) < 100*a.opts.Samples {
 		a.notes = append(a.notes, s)
+		return
 	}
+	a.notesLeft++
 }
 
 // Identify hashes an event's identity for duplicates: its stream, table,

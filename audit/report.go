@@ -42,6 +42,9 @@ type Coverage struct {
 	Streams  []Stream `json:"streams"`
 	Messages int64    `json:"messages"`
 	Rows     Rows     `json:"rows"`
+	// AfterCut counts the messages left out for being after the point
+	// audited to (--as-of).
+	AfterCut int64 `json:"after_as_of,omitempty"`
 }
 
 // File is one input of the archive.

@@ -83,6 +83,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "\ncoverage:\n")
+	if r.Coverage.AfterCut > 0 {
+		fmt.Fprintf(&b, "  %s after --as-of left out\n", plural(r.Coverage.AfterCut, "message", "messages"))
+	}
 	for _, s := range r.Coverage.Streams {
 		fmt.Fprintf(&b, "  stream %s: %s\n", s.Name, spanText(s.Span))
 		for _, t := range s.Tables {

@@ -379,11 +379,24 @@ func (canalUnit) unknownOpHint() string {
 	return "Flink's canal-json skips only CREATE among Canal's DDL and control messages: " + setting.Semantics.String() + " producer counts the others as control messages and goes on (or ignore-parse-errors drops them, dead-lettered)"
 }
 
-var canalEvidence = [][]string{{"database"}, {"table"}, {"type"}, {"es"}, {"id"}, {"isDdl"}, {"pkNames"}, {"mysqlType"}, {"data"}}
+var (
+	canalEvidence = [][]string{{"database"}, {"table"}, {"type"}, {"es"}, {"id"}, {"isDdl"}, {"pkNames"}, {"mysqlType"}, {"data"}}
+	// canalEvidenceFacts adds what Facts reads that canalEvidence lacks.
+	canalEvidenceFacts = append(canalEvidence[:len(canalEvidence):len(canalEvidence)], []string{"gtid"})
+)
 
 func (canalUnit) observe(_ bool, msg []byte, o *Observation) bool {
 	f := o.fields[:len(canalEvidence)]
-	pick(msg, f, canalEvidence)
+	if x := o.facts; x != nil {
+		f = o.fields[:len(canalEvidenceFacts)]
+		if x.Valid = validAfter(pick(msg, f, canalEvidenceFacts), msg); x.Valid {
+			x.Position = x.parts(f[3], f[4])
+			x.GTID = f[9].str(&x.tmp[0])
+		}
+		x.filled = true
+	} else {
+		pick(msg, f, canalEvidence)
+	}
 	o.NS, o.Table = f[0].str(&o.ns), f[1].str(&o.name)
 	o.Event, o.Milli = true, f[3].int()
 	if f[3].ok || f[4].ok { // messages cut to data and type have no position

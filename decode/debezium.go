@@ -540,7 +540,11 @@ var debeziumPositions = map[string][]string{
 
 var (
 	debeziumEvidence = [][]string{{"source"}, {"op"}, {"before"}, {"after"}}
-	sourceEvidence   = [][]string{{"schema"}, {"db"}, {"table"}, {"collection"}, {"ts_ms"}}
+	// debeziumEvidenceFacts adds what Facts reads that debeziumEvidence
+	// lacks.
+	debeziumEvidenceFacts = append(debeziumEvidence[:len(debeziumEvidence):len(debeziumEvidence)],
+		[]string{"transaction"}, []string{"status"}, []string{"id"}, []string{"event_count"}, []string{"data_collections"})
+	sourceEvidence = [][]string{{"schema"}, {"db"}, {"table"}, {"collection"}, {"ts_ms"}}
 )
 
 func (debeziumUnit) observe(schemaInclude bool, msg []byte, o *Observation) bool {
@@ -554,7 +558,16 @@ func (debeziumUnit) observe(schemaInclude bool, msg []byte, o *Observation) bool
 		body = v
 	}
 	f := o.fields[:len(debeziumEvidence)]
-	pick(body, f, debeziumEvidence)
+	if x := o.facts; x != nil && !schemaInclude {
+		f = o.fields[:len(debeziumEvidenceFacts)]
+		if x.Valid = validAfter(pick(body, f, debeziumEvidenceFacts), body); x.Valid {
+			p := [...]picked{f[0], f[4], f[5], f[6], f[7], f[8]} // as debeziumFacts
+			x.debezium(p[:])
+		}
+		x.filled = true
+	} else {
+		pick(body, f, debeziumEvidence)
+	}
 	var src [5]picked
 	source := f[0].of(jsonparser.Object)
 	if source != nil {

@@ -52,6 +52,12 @@ type Facts struct {
 	fields [8]picked
 	pos    []byte
 	tmp    [2][]byte
+	filled bool // by an observe walk (ObserveFacts)
+}
+
+// reset empties x for the next message, keeping its buffers.
+func (x *Facts) reset() {
+	*x = Facts{fields: x.fields, pos: x.pos[:0], tmp: [2][]byte{x.tmp[0][:0], x.tmp[1][:0]}}
 }
 
 var (
@@ -59,50 +65,90 @@ var (
 	maxwellFacts  = [][]string{{"position"}, {"ts"}, {"xid"}, {"xoffset"}, {"commit"}, {"gtid"}, {"server_id"}}
 	oggFacts      = [][]string{{"pos"}, {"csn"}}
 	debeziumFacts = [][]string{{"source"}, {"transaction"}, {"status"}, {"id"}, {"event_count"}, {"data_collections"}}
-	dbzSource     = [][]string{{"connector"}, {"name"}, {"gtid"}, {"file"}, {"pos"}}
 	dbzTxn        = [][]string{{"id"}, {"total_order"}, {"data_collection_order"}}
 )
 
 // Facts reads msg's evidence of its place in its stream into x, as f
-// places it (schemaInclude: Debezium's schema/payload envelope).
+// places it (schemaInclude: Debezium's schema/payload envelope). One walk
+// over the message both validates it and picks the fields. A byte-order
+// mark is the caller's to remove, as for Observe.
 func (f *Format) Facts(schemaInclude bool, msg []byte, x *Facts) {
-	*x = Facts{fields: x.fields, pos: x.pos[:0], tmp: [2][]byte{x.tmp[0][:0], x.tmp[1][:0]}}
-	msg = bytes.TrimPrefix(msg, []byte("\xef\xbb\xbf"))
-	if !Members(msg, func([]byte, []byte, jsonparser.ValueType) {}) && !json.Valid(msg) {
-		return
-	}
-	x.Valid = true
+	x.reset()
 	switch f.Name {
 	case "canal-json":
 		p := x.fields[:len(canalFacts)]
-		pick(msg, p, canalFacts)
-		x.Position = x.parts(p[0], p[1])
-		x.GTID = p[2].str(&x.tmp[0])
+		if x.Valid = pickValid(msg, p, canalFacts); x.Valid {
+			x.Position = x.parts(p[0], p[1])
+			x.GTID = p[2].str(&x.tmp[0])
+		}
 	case "maxwell-json":
 		p := x.fields[:len(maxwellFacts)]
-		pick(msg, p, maxwellFacts)
-		x.maxwell(p)
+		if x.Valid = pickValid(msg, p, maxwellFacts); x.Valid {
+			x.maxwell(p)
+		}
 	case "ogg-json":
 		p := x.fields[:len(oggFacts)]
-		pick(msg, p, oggFacts)
-		if p[0].ok && p[0].t != jsonparser.Null {
-			x.Position = x.parts(p[0])
-		} else {
-			x.Position = x.parts(p[1])
+		if x.Valid = pickValid(msg, p, oggFacts); x.Valid {
+			if p[0].ok && p[0].t != jsonparser.Null {
+				x.Position = x.parts(p[0])
+			} else {
+				x.Position = x.parts(p[1])
+			}
 		}
 	case "debezium-json":
 		body := msg
 		if schemaInclude {
-			v, t, _, err := jsonparser.Get(msg, "payload")
-			if err != nil || t != jsonparser.Object {
+			var pl [1]picked
+			if x.Valid = pickValid(msg, pl[:], payloadPath); !x.Valid {
 				return
 			}
-			body = v
+			if body = pl[0].of(jsonparser.Object); body == nil {
+				return
+			}
 		}
 		p := x.fields[:len(debeziumFacts)]
-		pick(body, p, debeziumFacts)
-		x.debezium(p)
+		if ok := pickValid(body, p, debeziumFacts); !schemaInclude {
+			x.Valid = ok
+		}
+		if x.Valid {
+			x.debezium(p)
+		}
+	default:
+		x.Valid = Members(msg, func([]byte, []byte, jsonparser.ValueType) {}) || json.Valid(msg)
 	}
+}
+
+var payloadPath = [][]string{{"payload"}}
+
+// pickValid is pick that also tells whether msg is one JSON value: the
+// fast walk validates what it walks; when it cannot read msg, the standard
+// library judges before jsonparser picks.
+func pickValid(msg []byte, out []picked, paths [][]string) bool {
+	clear(out)
+	if !slowObserve && Members(msg, func(k, v []byte, t jsonparser.ValueType) {
+		for i, p := range paths {
+			if string(k) == p[0] {
+				if !out[i].ok {
+					out[i] = picked{v, t, true}
+				}
+				return
+			}
+		}
+	}) {
+		return true
+	}
+	// Valid as the decoders' scanner reads JSON (slowObserve, the twin,
+	// asks it too), or as the standard library does.
+	clear(out)
+	if !Members(msg, func([]byte, []byte, jsonparser.ValueType) {}) && !json.Valid(msg) {
+		return false
+	}
+	jsonparser.EachKey(msg, func(i int, v []byte, t jsonparser.ValueType, err error) {
+		if err == nil {
+			out[i] = picked{v, t, true}
+		}
+	}, paths...)
+	return true
 }
 
 // parts joins the values present as the source-position column does:
@@ -172,13 +218,26 @@ func (x *Facts) maxwell(p []picked) {
 
 func (x *Facts) debezium(p []picked) {
 	if src := p[0].of(jsonparser.Object); src != nil {
-		x.Position = appendDebeziumSortable(x.pos[:0], src)
-		if x.Position != nil {
-			x.pos = x.Position
+		var v [len(dbzSourceAll)]picked
+		pick(src, v[:], dbzSourcePaths)
+		keys, ok := sortableIdx[string(v[0].of(jsonparser.String))]
+		if !ok {
+			keys = sortableIdx[""]
 		}
-		var s [5]picked
-		pick(src, s[:], dbzSource)
-		if conn, name := s[0].of(jsonparser.String), s[1].of(jsonparser.String); len(conn) > 0 || len(name) > 0 {
+		b, any := x.pos[:0], false
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, '/')
+			}
+			if v[k].ok && v[k].t != jsonparser.Null {
+				b, any = appendPositionPart(b, v[k].v), true
+			}
+		}
+		x.pos = b
+		if any {
+			x.Position = b
+		}
+		if conn, name := v[0].of(jsonparser.String), v[1].of(jsonparser.String); len(conn) > 0 || len(name) > 0 {
 			b := append(x.tmp[0][:0], conn...)
 			if len(conn) > 0 && len(name) > 0 {
 				b = append(b, '/')
@@ -186,9 +245,9 @@ func (x *Facts) debezium(p []picked) {
 			x.Stream = append(b, name...)
 			x.tmp[0] = x.Stream
 		}
-		x.GTID = s[2].of(jsonparser.String)
-		if f := s[3].of(jsonparser.String); len(f) > 0 && s[4].ok && s[4].t == jsonparser.Number {
-			x.BinlogFile, x.BinlogPos = f, s[4].int()
+		x.GTID = v[2].of(jsonparser.String)
+		if f := v[3].of(jsonparser.String); len(f) > 0 && v[4].ok && v[4].t == jsonparser.Number {
+			x.BinlogFile, x.BinlogPos = f, v[4].int()
 		}
 	}
 	if txn := p[1].of(jsonparser.Object); txn != nil {
@@ -214,48 +273,40 @@ func (x *Facts) debezium(p []picked) {
 	x.MarkerCollections = p[5].of(jsonparser.Array)
 }
 
-var connectorPath = [][]string{{"connector"}}
+// dbzSourceAll are the members of Debezium's source block Facts reads:
+// the stream's name, GTID and binlog file first, then every connector's
+// position fields.
+var dbzSourceAll = [...]string{"connector", "name", "gtid", "file", "pos", "row", "lsn", "txId", "change_lsn",
+	"commit_lsn", "event_serial_no", "scn", "commit_scn", "ts_ms", "ord"}
 
-// sortablePaths are the source fields of each connector's position as
-// pick takes them; "" is every other connector's.
-var sortablePaths = func() map[string][][]string {
-	m := map[string][][]string{}
-	add := func(conn string, keys []string) {
-		for _, k := range keys {
-			m[conn] = append(m[conn], []string{k})
-		}
+var dbzSourcePaths = func() [][]string {
+	out := make([][]string, len(dbzSourceAll))
+	for i, k := range dbzSourceAll {
+		out[i] = []string{k}
 	}
-	for conn, keys := range debeziumPositions {
-		add(conn, keys)
-	}
-	add("", append([]string{"ts_ms"}, DebeziumSourcePos...))
-	return m
+	return out
 }()
 
-// appendDebeziumSortable appends a Debezium source block's position as
-// the source-position column has it: the connector's fields in order,
-// each padded, '/' between; nil when the block has none of them.
-func appendDebeziumSortable(dst, src []byte) []byte {
-	var conn [1]picked
-	pick(src, conn[:], connectorPath)
-	paths, ok := sortablePaths[string(conn[0].of(jsonparser.String))]
-	if !ok {
-		paths = sortablePaths[""]
-	}
-	var buf [16]picked
-	vals := buf[:len(paths)]
-	pick(src, vals, paths)
-	start, any := len(dst), false
-	for i, v := range vals {
-		if i > 0 {
-			dst = append(dst, '/')
+// sortableIdx are, per connector, the indexes in dbzSourceAll of its
+// position's fields in order, as the source-position column joins them;
+// "" is every other connector's (ts_ms, then DebeziumSourcePos).
+var sortableIdx = func() map[string][]int {
+	idx := func(k string) int {
+		for i, n := range dbzSourceAll {
+			if n == k {
+				return i
+			}
 		}
-		if v.ok && v.t != jsonparser.Null {
-			dst, any = appendPositionPart(dst, v.v), true
+		panic("decode: no source member " + k)
+	}
+	m := map[string][]int{}
+	for conn, keys := range debeziumPositions {
+		for _, k := range keys {
+			m[conn] = append(m[conn], idx(k))
 		}
 	}
-	if !any {
-		return nil
+	for _, k := range append([]string{"ts_ms"}, DebeziumSourcePos...) {
+		m[""] = append(m[""], idx(k))
 	}
-	return dst[start:]
-}
+	return m
+}()

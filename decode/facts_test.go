@@ -188,3 +188,48 @@ func FuzzFacts(f *testing.F) {
 		}
 	})
 }
+
+// FuzzObserveFacts is the fuzz twin of ObserveFacts' one walk: it must
+// observe what Observe does and find the facts Facts does, for any
+// message, with the fast walk and with jsonparser's.
+func FuzzObserveFacts(f *testing.F) {
+	for _, dir := range []string{"canal", "maxwell", "ogg", "debezium"} {
+		files, _ := filepath.Glob(filepath.Join("..", "testdata", "archives", dir, "*.jsonl"))
+		for _, p := range files {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			for i, l := range bytes.SplitN(data, []byte("\n"), 4) {
+				f.Add(uint8(i), l)
+			}
+		}
+	}
+	for i, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
+		data, _ := cdcgen.ShapeLines(format, "envelope", 5, 4<<10)
+		for _, l := range bytes.SplitN(data, []byte("\n"), 3)[:2] {
+			f.Add(uint8(i), l)
+		}
+	}
+	f.Add(uint8(1), []byte(`{"database":"d","table":"t","type":"insert","xid":1,"xoffset":2,"commit":true,"position":"f.1:9","gtid":"u:1","server_id":3,"data":{}}`))
+	formats := []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"}
+	f.Fuzz(func(t *testing.T, which uint8, msg []byte) {
+		format, si := formats[int(which)%4], which&4 != 0
+		fm, _ := Lookup(format)
+		for _, slow := range []bool{false, true} {
+			slowObserve = slow
+			var o1, o2 Observation
+			var x1, x2 Facts
+			ok1 := fm.Observe(si, msg, &o1)
+			fm.Facts(si, msg, &x1)
+			ok2 := fm.ObserveFacts(si, msg, &o2, &x2)
+			slowObserve = false
+			if a, b := observationText(fm, &o1), observationText(fm, &o2); ok1 != ok2 || a != b {
+				t.Fatalf("%s %q (slow %v): ObserveFacts observes\n%v %s\nObserve\n%v %s", format, msg, slow, ok2, b, ok1, a)
+			}
+			if a, b := factsText(&x1), factsText(&x2); a != b {
+				t.Fatalf("%s %q (slow %v): ObserveFacts finds\n%s\nFacts\n%s", format, msg, slow, b, a)
+			}
+		}
+	})
+}

@@ -226,11 +226,24 @@ func (d *base) bindMaxwellPosition(m *metaCol, field func(string) func() ([]byte
 	return nil
 }
 
-var maxwellEvidence = [][]string{{"database"}, {"table"}, {"type"}, {"ts"}, {"position"}, {"xid"}, {"xoffset"}, {"primary_key_columns"}, {"data"}, {"def"}}
+var (
+	maxwellEvidence = [][]string{{"database"}, {"table"}, {"type"}, {"ts"}, {"position"}, {"xid"}, {"xoffset"}, {"primary_key_columns"}, {"data"}, {"def"}}
+	// maxwellEvidenceFacts adds what Facts reads that maxwellEvidence lacks.
+	maxwellEvidenceFacts = append(maxwellEvidence[:len(maxwellEvidence):len(maxwellEvidence)], []string{"commit"}, []string{"gtid"}, []string{"server_id"})
+)
 
 func (maxwellUnit) observe(_ bool, msg []byte, o *Observation) bool {
 	f := o.fields[:len(maxwellEvidence)]
-	pick(msg, f, maxwellEvidence)
+	if x := o.facts; x != nil {
+		f = o.fields[:len(maxwellEvidenceFacts)]
+		if x.Valid = validAfter(pick(msg, f, maxwellEvidenceFacts), msg); x.Valid {
+			p := [...]picked{f[4], f[3], f[5], f[6], f[10], f[11], f[12]} // as maxwellFacts
+			x.maxwell(p[:])
+		}
+		x.filled = true
+	} else {
+		pick(msg, f, maxwellEvidence)
+	}
 	o.NS, o.Table = f[0].str(&o.ns), f[1].str(&o.name)
 	o.Op = f[2].op("insert", "bootstrap-insert", "update", "delete")
 	sep := func() {

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"encoding/json"
 	"time"
 
 	"github.com/buger/jsonparser"
@@ -43,8 +44,11 @@ type Observation struct {
 	Images   [][]byte
 	KeyImage []byte
 
-	fields             [10]picked
+	fields             [16]picked
 	pos, ns, name, tmp []byte // buffers of Position, NS, Table and a value
+	// facts, when set (Format.ObserveFacts), receives the message's Facts
+	// from the same walk.
+	facts *Facts
 }
 
 // noTypes is the evidence of a format whose messages declare no types.
@@ -132,7 +136,10 @@ var slowObserve = false
 // pick reads the top-level values named by paths (one name each) in one
 // walk over msg, the first of each name, as jsonparser.EachKey finds
 // them: a message's evidence is taken from one walk, not one per field.
-func pick(msg []byte, out []picked, paths [][]string) {
+//
+// It returns true when the fast walk read msg whole (it is then valid
+// JSON); false when jsonparser had to.
+func pick(msg []byte, out []picked, paths [][]string) bool {
 	clear(out)
 	if !slowObserve && Members(msg, func(k, v []byte, t jsonparser.ValueType) {
 		for i, p := range paths {
@@ -144,7 +151,7 @@ func pick(msg []byte, out []picked, paths [][]string) {
 			}
 		}
 	}) {
-		return
+		return true
 	}
 	clear(out)
 	jsonparser.EachKey(msg, func(i int, v []byte, t jsonparser.ValueType, err error) {
@@ -152,6 +159,14 @@ func pick(msg []byte, out []picked, paths [][]string) {
 			out[i] = picked{v, t, true}
 		}
 	}, paths...)
+	return false
+}
+
+// validAfter tells whether msg is valid JSON once pick has walked it:
+// read whole by the fast walk, or judged by the decoders' scanner and the
+// standard library (as Facts does).
+func validAfter(fast bool, msg []byte) bool {
+	return fast || Members(msg, func([]byte, []byte, jsonparser.ValueType) {}) || json.Valid(msg)
 }
 
 // maxwellMilli reads Maxwell's ts: seconds in row records, milliseconds in

@@ -25,6 +25,11 @@ func observed(t testing.TB, format string, schemaInclude bool, msg []byte) strin
 	if !f.Observe(schemaInclude, msg, &o) {
 		return "(not observed)"
 	}
+	return observationText(f, &o)
+}
+
+// observationText renders everything an Observation holds.
+func observationText(f *Format, o *Observation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "table %q.%q event %v %d %q op %q changes %d control %q pk %s key %s",
 		o.NS, o.Table, o.Event, o.Milli, o.Position, o.Op, o.Changes, o.Control, o.PrimaryKey, o.KeyImage)

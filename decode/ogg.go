@@ -230,11 +230,27 @@ func (oggUnit) unknownOpHint() string {
 	return "Flink's ogg-json knows only the op_types I, U and D: " + setting.Semantics.String() + " producer counts truncates (T) as control messages (or ignore-parse-errors drops them, dead-lettered)"
 }
 
-var oggEvidence = [][]string{{"table"}, {"op_type"}, {"op_ts"}, {"pos"}, {"primary_keys"}, {"before"}, {"after"}}
+var (
+	oggEvidence = [][]string{{"table"}, {"op_type"}, {"op_ts"}, {"pos"}, {"primary_keys"}, {"before"}, {"after"}}
+	// oggEvidenceFacts adds what Facts reads that oggEvidence lacks.
+	oggEvidenceFacts = append(oggEvidence[:len(oggEvidence):len(oggEvidence)], []string{"csn"})
+)
 
 func (oggUnit) observe(_ bool, msg []byte, o *Observation) bool {
 	f := o.fields[:len(oggEvidence)]
-	pick(msg, f, oggEvidence)
+	if x := o.facts; x != nil {
+		f = o.fields[:len(oggEvidenceFacts)]
+		if x.Valid = validAfter(pick(msg, f, oggEvidenceFacts), msg); x.Valid {
+			if f[3].ok && f[3].t != jsonparser.Null {
+				x.Position = x.parts(f[3])
+			} else {
+				x.Position = x.parts(f[7])
+			}
+		}
+		x.filled = true
+	} else {
+		pick(msg, f, oggEvidence)
+	}
 	o.Table = f[0].str(&o.name)
 	if i := bytes.IndexByte(o.Table, '.'); i >= 0 {
 		o.NS, o.Table = o.Table[:i], o.Table[i+1:] // SCHEMA.TABLE

@@ -37,3 +37,8 @@ func appendPositionPart(b, v []byte) []byte {
 	}
 	return append(append(b, zeros[:20-len(v)]...), v...)
 }
+
+// AppendPositionPart appends one component of a source position as the
+// source-position metadata column writes it (a number zero-padded to 20
+// digits, anything else as it is).
+func AppendPositionPart(b, v []byte) []byte { return appendPositionPart(b, v) }

@@ -67,8 +67,12 @@ func Audit(ctx context.Context, cfg Config, paths []string, opts audit.Options) 
 			results <- p
 			return true
 		}
+		var total int64
+		for _, f := range files {
+			total += f.Size
+		}
 		for i, f := range files {
-			if !auditFile(ctx, &cfg, f, i, &seq, tokens, jobs, send) {
+			if !auditFile(ctx, &cfg, f, i, total, &seq, tokens, jobs, send) {
 				readErr <- ctx.Err()
 				return
 			}
@@ -105,6 +109,9 @@ type auditJob struct {
 	schemaInclude bool
 	ch            reader.Chunk
 	chunks        *reader.Chunks
+	// archiveBytes, with the archive's first chunk: the bytes of every
+	// input, for a guess of how many messages it holds.
+	archiveBytes int64
 }
 
 // auditPart is what the sequencer applies in archive order: an input's
@@ -113,12 +120,15 @@ type auditJob struct {
 type auditPart struct {
 	seq    int
 	file   int
-	start  *auditStart
-	recs   []auditRec
-	arena  []byte
-	end    bool
-	lines  int64
-	failed error
+	expect int // with a file's first chunk: the messages the archive's rest likely holds
+	// afterAsOf counts the chunk's messages after Config.AsOf.
+	afterAsOf int64
+	start     *auditStart
+	recs      []auditRec
+	arena     []byte
+	end       bool
+	lines     int64
+	failed    error
 }
 
 type auditStart struct {
@@ -169,7 +179,24 @@ func (p *auditPart) apply(a *audit.Auditor, ev *audit.Event, x *decode.Facts) {
 		a.EndFile(p.file, p.lines)
 		return
 	}
+	// Batches of identities are looked up ahead, so their misses overlap.
+	const batch = 128
+	var ids [batch]uint64
+	if p.expect > 0 {
+		a.Expect(p.expect)
+	}
+	a.AfterCut(p.afterAsOf)
 	for i := range p.recs {
+		if i%batch == 0 {
+			n := 0
+			for _, r := range p.recs[i:min(i+batch, len(p.recs))] {
+				if r.ident != 0 {
+					ids[n] = r.ident
+					n++
+				}
+			}
+			a.Warm(ids[:n])
+		}
 		r := &p.recs[i]
 		if r.unreadable {
 			a.Unreadable(p.file, r.line, "a message that is not one JSON value")
@@ -187,7 +214,7 @@ func (p *auditPart) apply(a *audit.Auditor, ev *audit.Event, x *decode.Facts) {
 
 // auditFile reads input i: its start, its chunks to the workers, its end.
 // It returns false when the context ended.
-func auditFile(ctx context.Context, cfg *Config, f reader.File, i int, seq *int, tokens chan struct{}, jobs chan<- auditJob, send func(auditPart) bool) bool {
+func auditFile(ctx context.Context, cfg *Config, f reader.File, i int, total int64, seq *int, tokens chan struct{}, jobs chan<- auditJob, send func(auditPart) bool) bool {
 	chunks, err := reader.OpenFileChunks(f, f.Path, cfg.ChunkSize, cfg.MaxLine)
 	if err != nil {
 		return send(auditPart{file: i, start: &auditStart{f.Path, "unread"}}) && send(auditPart{file: i, end: true, failed: err})
@@ -236,8 +263,12 @@ func auditFile(ctx context.Context, cfg *Config, f reader.File, i int, seq *int,
 			chunks.Recycle(ch.Data)
 			return false
 		}
+		j := auditJob{seq: *seq, file: i, format: format, schemaInclude: schemaInclude, ch: ch, chunks: chunks}
+		if *seq == 1 { // the first file's first chunk (its start part is seq 0)
+			j.archiveBytes = total
+		}
 		*seq++
-		jobs <- auditJob{seq: *seq - 1, file: i, format: format, schemaInclude: schemaInclude, ch: ch, chunks: chunks}
+		jobs <- j
 		ch, ok = chunks.Next()
 	}
 	if err := chunks.Err(); err != nil {
@@ -263,13 +294,18 @@ func (w *auditWorker) chunk(cfg *Config, j auditJob) auditPart {
 		if len(bytes.TrimSpace(l)) == 0 {
 			return true
 		}
-		j.format.Facts(j.schemaInclude, l, &w.x)
-		if !w.x.Valid {
+		o, x := &w.o, &w.x
+		j.format.ObserveFacts(j.schemaInclude, l, o, x)
+		if !x.Valid {
 			p.recs = append(p.recs, auditRec{line: int64(pos.Line), unreadable: true})
 			return true
 		}
-		o, x := &w.o, &w.x
-		j.format.Observe(j.schemaInclude, l, o)
+		if a := cfg.AsOf; a != nil {
+			if !a.Time.IsZero() && o.Event && o.Milli > a.Time.UnixMilli() || a.Time.IsZero() && x.Position != nil && bytes.Compare(x.Position, []byte(a.Position)) > 0 {
+				p.afterAsOf++
+				return true
+			}
+		}
 		if filter && !tableFilter(cfg, string(o.NS), string(o.Table)) {
 			return true
 		}
@@ -282,6 +318,9 @@ func (w *auditWorker) chunk(cfg *Config, j auditJob) auditPart {
 		p.recs = append(p.recs, r)
 		return true
 	})
+	if n := len(j.ch.Data); j.archiveBytes > int64(n) && n > 0 {
+		p.expect = int(float64(len(p.recs)) / float64(n) * float64(j.archiveBytes))
+	}
 	j.chunks.Recycle(j.ch.Data)
 	return p
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cdcetl/cdcetl/audit"
 	"github.com/cdcetl/cdcetl/internal/cdcgen"
@@ -367,5 +368,32 @@ func TestAuditGeneratedArchives(t *testing.T) {
 				t.Errorf("%s %s: %d messages, %d lines", format, shape, r.Coverage.Messages, r.Coverage.Files[0].Lines)
 			}
 		}
+	}
+}
+
+// TestAuditAsOf: an audit up to a point before a gap finds none; the
+// messages after the point are counted as left out.
+func TestAuditAsOf(t *testing.T) {
+	dir := t.TempDir()
+	msgs := without(maxwellArchive(120), func(m mxMsg) bool { return m.txn >= 32 && m.txn <= 34 })
+	layout(t, dir, msgs, 40, hourly)
+	at := time.Unix(1700000000+60*20, 0).UTC()
+	rep, err := Audit(context.Background(), Config{InputOptions: InputOptions{AsOf: &AsOf{Time: at}}, RunOptions: RunOptions{Workers: 2}}, []string{dir}, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, m := range msgs {
+		if m.txn <= 20 {
+			kept++
+		}
+	}
+	if rep.GapsFound != 0 || rep.Coverage.Messages != int64(kept) || rep.Coverage.AfterCut != int64(len(msgs)-kept) {
+		t.Fatalf("as of %s: gaps %+v, %d messages (want %d), %d after (want %d)", at, rep.Gaps, rep.Coverage.Messages, kept, rep.Coverage.AfterCut, len(msgs)-kept)
+	}
+	// Past the gap it is found.
+	rep, err = Audit(context.Background(), Config{InputOptions: InputOptions{AsOf: &AsOf{Time: at.Add(time.Hour)}}, RunOptions: RunOptions{Workers: 2}}, []string{dir}, audit.Options{})
+	if err != nil || rep.GapsFound != 1 {
+		t.Fatalf("as of %s: %v %+v", at.Add(time.Hour), err, rep.Gaps)
 	}
 }

@@ -51,6 +51,10 @@ type InputOptions struct {
 	Shard outdir.Shard
 	// MaxLine is the longest message accepted (default reader.DefaultMaxLine).
 	MaxLine int
+	// AsOf, when set, leaves out the messages after a point of event time
+	// or source position: with Materialize, or an upsert table, each key
+	// is as it was at that point.
+	AsOf *AsOf
 	// ChunkSize is the size of the blocks files are cut into for parallel
 	// decoding (default reader.DefaultChunkSize).
 	ChunkSize int
@@ -247,6 +251,9 @@ func (c *Config) Conversion() outdir.Conversion {
 	}
 	if c.ExcludeTable != nil {
 		m["exclude-table"] = c.ExcludeTable.String()
+	}
+	if c.AsOf != nil {
+		m["as-of"] = c.AsOf.String()
 	}
 	switch {
 	case c.To == ToParquet || c.To == ToIceberg:

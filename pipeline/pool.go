@@ -322,9 +322,13 @@ func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder,
 	}
 	sampled := 0
 	filtering := cfg.IncludeTable != nil || cfg.ExcludeTable != nil || cfg.OnlyTable != nil
+	asOf := cfg.asOfFilter()
 	job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
 		res.st.Lines++
 		res.st.Bytes += int64(len(msg)) + 1
+		if asOf != nil && len(msg) > 0 && asOf.skip(cfg.Format, cfg.Options.SchemaInclude, msg, &res.st) {
+			return true
+		}
 		if filtering && len(msg) > 0 {
 			if ns, tbl, ok := decode.Route(cfg.Format, cfg.Options.SchemaInclude, msg); ok && !tableFilter(cfg, ns, tbl) {
 				res.st.Filtered++
@@ -467,11 +471,15 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 	// they are tried ever more rarely and each message is routed first
 	// (decode.RouteRaw), which is checked the same way.
 	skip, backoff := 0, 1
+	asOf := cfg.asOfFilter()
 	job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
 		res.st.Lines++
 		res.st.Bytes += int64(len(msg)) + 1
 		if len(msg) == 0 {
 			res.st.Blank++
+			return true
+		}
+		if asOf != nil && asOf.skip(fr.format, fr.schemaInclude, msg, &res.st) {
 			return true
 		}
 		guessed := false

@@ -72,6 +72,14 @@ func Show(ctx context.Context, o ShowOptions, w io.Writer) (int, error) {
 		return p.n, showIceberg(ctx, o, key, p)
 	}
 	dir, err := latestTableDir(o.Dir, key)
+	if err != nil && o.Current {
+		// A conversion with a schema writes its changelog one file per
+		// input, not in a table directory; its snapshot is the table's.
+		base := filepath.Join(o.Dir, outdir.ReadTableDirs(o.Dir).Dir(key, 1))
+		if _, serr := os.Stat(filepath.Join(o.Dir, outdir.SnapshotDir(outdir.ReadTableDirs(o.Dir).Dir(key, 1)))); serr == nil {
+			dir, err = base, nil
+		}
+	}
 	if err != nil {
 		return 0, err
 	}

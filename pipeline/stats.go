@@ -18,7 +18,12 @@ type Stats struct {
 	Blank    int64 `json:"blank"`
 	DDL      int64 `json:"ddl_skipped"`
 	Filtered int64 `json:"filtered"`
-	Dropped  int64 `json:"dropped"`
+	// AfterAsOf counts the filtered messages that are after --as-of;
+	// UnplacedAsOf the messages kept because they say nothing of when
+	// they happened.
+	AfterAsOf    int64 `json:"after_as_of,omitempty"`
+	UnplacedAsOf int64 `json:"unplaced_as_of,omitempty"`
+	Dropped      int64 `json:"dropped"`
 	// Control counts, under producer semantics, the messages that carry no
 	// rows (DDL, transaction markers, heartbeats, truncates).
 	Control int64 `json:"control"`
@@ -150,6 +155,8 @@ func (s *Stats) add(o Stats) {
 	s.Blank += o.Blank
 	s.DDL += o.DDL
 	s.Filtered += o.Filtered
+	s.AfterAsOf += o.AfterAsOf
+	s.UnplacedAsOf += o.UnplacedAsOf
 	s.Dropped += o.Dropped
 	s.Control += o.Control
 	s.ZeroDates += o.ZeroDates

@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/pprof"
 
 	"github.com/cdcetl/cdcetl/audit"
 	"github.com/cdcetl/cdcetl/pipeline"
@@ -44,9 +46,13 @@ Flags:
   --json                 print the whole report as JSON (gaps, duplicates,
                          order, quiet_periods, coverage, notes)
   --html FILE            also write the report as one self-contained page
+  --as-of POINT          audit the archive up to an event time or source
+                         position (what convert --materialize --as-of
+                         POINT rests on); later messages are left out
   --samples N            places listed per finding (default 5)
   --workers N            messages read on N cores (default: cores)
   --max-line-size N      longest message accepted, in bytes
+  --cpuprofile FILE      write a CPU profile (go tool pprof)
 `
 
 // errGaps is the audit's verdict when it found gaps (exit status 4).
@@ -67,8 +73,10 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.StringVar(&htmlOut, "html", "", "")
 	fs.IntVar(&samples, "samples", 5, "")
+	fs.StringVar(&o.asOf, "as-of", "", "")
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "")
 	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "")
 	bucketFlags(fs, &o)
 	paths, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -83,6 +91,21 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if samples < 1 {
 		return usagef("--samples %d: want 1 or more", samples)
+	}
+	// --workers N means N cores, as for convert.
+	if o.workers > 0 && o.workers < runtime.GOMAXPROCS(0) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.workers))
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return usageError{err}
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	o.batchRows, o.rowGroupRows, o.chunkSize, o.onSuccess, o.logFormat = 1, 1, reader.DefaultChunkSize, "keep", "text"
 	cfg, paths, err := buildConfig(&o, paths)

@@ -136,6 +136,12 @@ func TestMaterializeWithTableFlag(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(dir, "out", "_current", "inv", "kv", "*.parquet")); len(m) != 1 {
 		t.Errorf("snapshot files: %v", m)
 	}
+	// show --current reads it, though a conversion with a schema writes
+	// its changelog one file per input, not in a table directory.
+	stdout.Reset()
+	if code := run([]string{"show", "--current", filepath.Join(dir, "out"), "inv.kv"}, &stdout, &stderr); code != 0 || stdout.String() != "+I[1, b]\n" {
+		t.Errorf("show --current: exit %d, %q\n%s", code, stdout.String(), stderr.String())
+	}
 }
 
 // TestProfiles: --cpuprofile and --memprofile each leave a pprof profile

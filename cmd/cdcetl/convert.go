@@ -57,6 +57,7 @@ type convertOpts struct {
 	includeTable, excludeTable, ddlDir         string
 	catalog, table, tableMode, partitionBy     string
 	dedup                                      bool
+	asOf                                       string
 	noLineage, materialize, noMaintain         bool
 	shard                                      string
 	bucketTimeout                              time.Duration
@@ -83,6 +84,7 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	fs.BoolVar(&o.noLineage, "no-lineage", false, "without a schema: leave out the lineage columns _file, _line and _source_pos (with a schema, declare the metadata keys file.path, file.line, source-position instead)")
 	fs.StringVar(&o.partitionBy, "partition-by", "", "the partition spec, Iceberg transforms of columns: \"day(_event_ts), bucket(16, id)\" (COLUMN, identity|year|month|day|hour(COLUMN), bucket(N, COLUMN), truncate(N, COLUMN)); iceberg: the tables' spec; parquet: Hive-style directories (a DDL's PARTITIONED BY gives identity fields)")
 	fs.BoolVar(&o.materialize, "materialize", false, "parquet: also keep each table's current state (the last image per primary key, deletes removed) in OUT/_current/<ns>/<table>/ (beside the changelogs), updated by every run (with a schema, --table NAMESPACE.NAME names the table)")
+	fs.StringVar(&o.asOf, "as-of", "", "leave out the messages after this event time (2026-11-30T02:00:00Z) or source position (as 'cdcetl audit' prints it): with --materialize or --table-mode upsert, the state of each key at that point")
 	fs.BoolVar(&o.dedup, "dedup", false, "with --materialize: drop exact duplicate events (same key, source position and row kind; at-least-once delivery, replayed logs), keeping the first copy")
 	fs.StringVar(&o.tableMode, "table-mode", "", "iceberg: changelog (default: every row appended, with _rowkind) or upsert (the current state per primary key: equality and position deletes)")
 	fs.StringVar(&o.table, "table", "", "the table a conversion with a schema loads into, NAMESPACE.NAME (iceberg)")
@@ -253,6 +255,10 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, w := range st.Warnings {
 		fmt.Fprintln(stderr, "cdcetl: warning:", w)
 	}
+	if st.UnplacedAsOf > 0 {
+		fmt.Fprintf(stderr, "cdcetl: warning: %d messages have no %s: --as-of cannot place them, so they are kept\n", st.UnplacedAsOf,
+			map[bool]string{true: "event time", false: "source position"}[!cfg.AsOf.Time.IsZero()])
+	}
 	if !o.quiet {
 		printSummary(stderr, o.logFormat, st, err, cfg, paths)
 	}
@@ -309,8 +315,12 @@ func printSummary(stderr io.Writer, logFormat string, st pipeline.Stats, err err
 	if cfg.Options.Producer {
 		control = fmt.Sprintf(", %d control", st.Control)
 	}
-	fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered, %d dropped%s; rows +I %d, -U %d, +U %d, -D %d",
-		st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, st.Dropped, control, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
+	asOf := ""
+	if cfg.AsOf != nil {
+		asOf = fmt.Sprintf(" (%d after --as-of %s)", st.AfterAsOf, cfg.AsOf)
+	}
+	fmt.Fprintf(stderr, "cdcetl: %d files, %d lines: %d messages, %d blank, %d DDL skipped, %d filtered%s, %d dropped%s; rows +I %d, -U %d, +U %d, -D %d",
+		st.Files, st.Lines, st.Messages, st.Blank, st.DDL, st.Filtered, asOf, st.Dropped, control, st.Rows[0], st.Rows[1], st.Rows[2], st.Rows[3])
 	if cfg.Schema == nil && cfg.OutDir != "" { // printed rows name their tables
 		tables := map[string]bool{}
 		for _, f := range st.PerFile {
@@ -687,6 +697,13 @@ func buildConfig(o *convertOpts, paths []string) (pipeline.Config, []string, err
 	cfg.NoLineage = o.noLineage
 	cfg.NoMaintain = o.noMaintain
 	cfg.Dedup = o.dedup
+	if o.asOf != "" {
+		a, err := pipeline.ParseAsOf(o.asOf)
+		if err != nil {
+			return cfg, nil, usageError{err}
+		}
+		cfg.AsOf = a
+	}
 	if o.table != "" {
 		if !strings.Contains(o.table, ".") {
 			return cfg, nil, usagef("--table %q: want NAMESPACE.NAME", o.table)

@@ -17,9 +17,9 @@ func cliReference() string {
 	b.WriteString("# cdcetl command-line reference\n\n")
 	b.WriteString("Made by `cdcetl help flags --markdown` from the flag definitions; do not edit by hand\n")
 	b.WriteString("(`go test ./cmd/cdcetl -run CLIReference -update` writes it again).\n\n")
-	b.WriteString("Commands: [convert](#cdcetl-convert), [watch](#cdcetl-watch), [inspect](#cdcetl-inspect), [show](#cdcetl-show), [maintain](#cdcetl-maintain); [format options](#format-options), [metadata columns](#metadata-columns).\n")
+	b.WriteString("Commands: [convert](#cdcetl-convert), [watch](#cdcetl-watch), [inspect](#cdcetl-inspect), [audit](#cdcetl-audit), [show](#cdcetl-show), [maintain](#cdcetl-maintain); [format options](#format-options), [metadata columns](#metadata-columns).\n")
 	for _, c := range []struct{ name, usage string }{
-		{"convert", convertUsage}, {"watch", watchUsage}, {"inspect", inspectUsage}, {"show", showUsage}, {"maintain", maintainUsage},
+		{"convert", convertUsage}, {"watch", watchUsage}, {"inspect", inspectUsage}, {"audit", auditUsage}, {"show", showUsage}, {"maintain", maintainUsage},
 	} {
 		fmt.Fprintf(&b, "\n## cdcetl %s\n\n```text\n%s```\n", c.name, strings.TrimLeft(c.usage, "\n"))
 		if c.name == "convert" {

@@ -1,8 +1,14 @@
 package cdcgen
 
 import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // Stream generates a Maxwell stream as a MySQL server with GTIDs writes
@@ -88,4 +94,63 @@ func pad6(n int64) string {
 		s = "0" + s
 	}
 	return s
+}
+
+// ArchiveTopic is the Kafka topic WriteArchive names its files after.
+const ArchiveTopic = "maxwell.shop"
+
+// WriteArchive writes hours of a Stream (perHour transactions an hour,
+// from 2026-11-30 00:00 UTC) as Kafka Connect's S3 sink leaves it: one
+// gzip file per hour named topic+partition+offset. With defects: hour 13's
+// file is lost, hour 7's is delivered again under retry/, a transaction
+// of hour 18 loses its last row (the commit), and hours 3 and 4 have no
+// events.
+func WriteArchive(dir string, hours, perHour int, defects bool, seed uint64) error {
+	clean := !defects
+	start := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC).UnixMilli()
+	s := NewStream(seed)
+	offset := 0
+	for h := 0; h < hours; h++ {
+		var hour []byte
+		quiet := !clean && (h == 3 || h == 4)
+		for i := 0; i < perHour && !quiet; i++ {
+			ts := start + int64(h)*3_600_000 + int64(i)*3_600_000/int64(perHour)
+			txn := s.Txn(nil, ts)
+			if !clean && h == 18 && i == 10 && bytes.Count(txn, []byte("\n")) > 1 {
+				txn = txn[:bytes.LastIndexByte(txn[:len(txn)-1], '\n')+1] // its last row, the commit, is lost
+			}
+			hour = append(hour, txn...)
+		}
+		if len(hour) == 0 {
+			continue // Kafka Connect writes no file for an hour without records
+		}
+		name := fmt.Sprintf("%s+0+%010d.json.gz", ArchiveTopic, offset)
+		offset += bytes.Count(hour, []byte("\n"))
+		if !clean && h == 13 {
+			continue // lost
+		}
+		if err := gz(filepath.Join(dir, name), hour); err != nil {
+			return err
+		}
+		if !clean && h == 7 {
+			// Delivered again by a retried upload, under another prefix.
+			if err := gz(filepath.Join(dir, "retry", name), hour); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func gz(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(p, b.Bytes(), 0o644)
 }
