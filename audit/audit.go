@@ -424,16 +424,22 @@ type gapList struct {
 
 type gapKey struct{ kind, stream string }
 
-func (a *Auditor) gap(g Gap) {
+func (a *Auditor) gap(g Gap) { a.gapOf(g.Kind, g.Stream, func() Gap { return g }) }
+
+// gapOf counts a gap of kind in stream and, when it is among those
+// listed, builds it: an archive with millions of gaps costs their
+// counting, not their text.
+func (a *Auditor) gapOf(kind, stream string, build func() Gap) {
 	l := &a.gaps
 	l.found++
-	k := gapKey{g.Kind, g.Stream}
-	if l.count[k] == 0 {
+	k := gapKey{kind, stream}
+	n := l.count[k]
+	if n == 0 {
 		l.order = append(l.order, k)
 	}
-	l.count[k]++
-	if l.count[k] <= int64(l.limit) {
-		l.list = append(l.list, g)
+	l.count[k] = n + 1
+	if n < int64(l.limit) {
+		l.list = append(l.list, build())
 	}
 }
 

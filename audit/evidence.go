@@ -83,7 +83,7 @@ func (a *Auditor) gtidGaps() {
 			if hi > lo {
 				what = fmt.Sprintf("GTIDs %s:%d-%d", srv, lo, hi)
 			}
-			a.gap(Gap{Kind: GapGTID, Stream: "server " + srv, What: what + " not in the archive",
+			a.gap(Gap{Kind: GapGTID, Stream: "server " + srv, What: what + " not in the archive (" + plural(int64(hi-lo+1), "transaction", "transactions") + ")",
 				Missing: int64(hi - lo + 1), Before: a.loc(cur.hiLoc), After: a.loc(r.loLoc), BeforeTime: cur.hiLoc.time(), AfterTime: r.loLoc.time()})
 			cur = r
 		}
@@ -250,18 +250,21 @@ func (m *maxwellState) judge(a *Auditor, stream string, t *mxTxn) {
 		return
 	}
 	for _, h := range holes {
-		what := fmt.Sprintf("transaction xid %d: row xoffset %d", t.xid, h[0])
-		if h[1] > h[0] {
-			what = fmt.Sprintf("transaction xid %d: rows xoffset %d-%d", t.xid, h[0], h[1])
-		}
-		a.gap(Gap{Kind: GapTransaction, Stream: stream, What: what + " not in the archive", Missing: h[1] - h[0] + 1,
-			Before: a.loc(t.firstLoc), After: a.loc(t.lastLoc), BeforeTime: t.firstLoc.time(), AfterTime: t.lastLoc.time()})
+		a.gapOf(GapTransaction, stream, func() Gap {
+			what := fmt.Sprintf("transaction xid %d: row xoffset %d", t.xid, h[0])
+			if h[1] > h[0] {
+				what = fmt.Sprintf("transaction xid %d: rows xoffset %d-%d", t.xid, h[0], h[1])
+			}
+			return Gap{Kind: GapTransaction, Stream: stream, What: what + " not in the archive", Missing: h[1] - h[0] + 1,
+				Before: a.loc(t.firstLoc), After: a.loc(t.lastLoc), BeforeTime: t.firstLoc.time(), AfterTime: t.lastLoc.time()}
+		})
 	}
 	if t.commit < 0 {
-		after := a.loc(t.nextLoc)
-		a.gap(Gap{Kind: GapTransaction, Stream: stream,
-			What:    fmt.Sprintf("transaction xid %d cut short: no commit after xoffset %d, and a later transaction follows", t.xid, t.max),
-			Missing: 1, Before: a.loc(t.lastLoc), After: after, BeforeTime: t.lastLoc.time(), AfterTime: t.nextLoc.time()})
+		a.gapOf(GapTransaction, stream, func() Gap {
+			return Gap{Kind: GapTransaction, Stream: stream,
+				What:    fmt.Sprintf("transaction xid %d cut short: no commit after xoffset %d, and a later transaction follows", t.xid, t.max),
+				Missing: 1, Before: a.loc(t.lastLoc), After: a.loc(t.nextLoc), BeforeTime: t.lastLoc.time(), AfterTime: t.nextLoc.time()}
+		})
 	}
 }
 
@@ -487,11 +490,11 @@ func (a *Auditor) kafkaGaps() {
 			want := prev.kafka.StartOffset + prev.Lines
 			switch got := next.kafka.StartOffset; {
 			case got > want:
-				what := fmt.Sprintf("%s partition %d: offset %d", k.topic, k.p, want)
+				what := fmt.Sprintf("partition %d: offset %d", k.p, want)
 				if got-want > 1 {
-					what = fmt.Sprintf("%s partition %d: offsets %d-%d", k.topic, k.p, want, got-1)
+					what = fmt.Sprintf("partition %d: offsets %d-%d", k.p, want, got-1)
 				}
-				a.gap(Gap{Kind: GapKafkaOffset, Stream: "kafka " + k.topic, What: what + " not in the archive (" + plural(got-want, "record", "records") + "; a file is missing)",
+				a.gap(Gap{Kind: GapKafkaOffset, Stream: "kafka " + k.topic, What: what + " not in the archive (" + plural(got-want, "record", "records") + ": a file is missing)",
 					Missing: got - want, Before: &Loc{prev.Path, prev.Lines}, After: &Loc{next.Path, 1}, BeforeTime: prev.last.time(), AfterTime: next.first.time()})
 			case got < want:
 				a.note(fmt.Sprintf("kafka %s partition %d: %s starts at offset %d, inside %s (offsets %d-%d): %s read twice",

@@ -28,6 +28,7 @@ type pageView struct {
 	OK      bool
 	Tables  []tableView
 	Created string
+	Summary string
 }
 
 type tableView struct {
@@ -43,6 +44,12 @@ func (r *Report) view() pageView {
 	if !v.OK {
 		v.Verdict = plural(r.GapsFound, "gap", "gaps") + " found"
 	}
+	v.Summary = plural(int64(len(r.Coverage.Files)), "file", "files") + " · " + plural(int64(len(r.Coverage.Streams)), "stream", "streams")
+	tables := 0
+	for _, s := range r.Coverage.Streams {
+		tables += len(s.Tables)
+	}
+	v.Summary += " · " + plural(int64(tables), "table", "tables") + " · " + plural(r.Coverage.Messages, "change message", "change messages")
 	n := 0
 	for _, s := range r.Coverage.Streams {
 		for _, t := range s.Tables {
@@ -195,7 +202,7 @@ table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;p
 th{color:#56606d;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .kind{font-family:ui-monospace,monospace;font-size:12px;background:#fde7e6;color:#8c1d18;padding:1px 6px;border-radius:3px}
 a{color:#0b57d0;text-decoration:none}a:hover{text-decoration:underline}
-code,.loc{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
+code,.loc{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;word-break:break-all}
 .muted{color:#6b7480}.counts span{display:inline-block;margin-right:14px}
 svg.timeline{width:100%;height:auto;display:block;margin:6px 0}
 .bar{fill:#3b6fb6}.gap{fill:#d93025;opacity:.75}.quiet{fill:#f4b400;opacity:.35}.axis{stroke:#9aa3ad}.label{font-size:11px;fill:#56606d}
@@ -203,7 +210,7 @@ svg.timeline{width:100%;height:auto;display:block;margin:6px 0}
 </style></head>
 <body>
 <header><h1>{{.Verdict}}</h1>
-<p>{{len .Coverage.Files}} files · {{len .Coverage.Streams}} streams · {{len .Tables}} tables · {{.Coverage.Messages}} change messages · audited {{.Created}}</p></header>
+<p>{{.Summary}} · audited {{.Created}}</p></header>
 <main>
 {{if .Gaps}}<section id="gaps"><h2>Gaps ({{len .Gaps}})</h2>
 <table><tr><th>kind</th><th>where</th><th>what is missing</th><th class="n">missing</th><th>before</th><th>after</th></tr>

@@ -49,9 +49,17 @@ func (r *Report) WriteText(w io.Writer) error {
 				fmt.Fprintf(&b, "  %s: %d messages, most first seen in %s\n", f.File, f.Messages, f.Of)
 			}
 		}
-		for i, s := range d.Samples {
-			if i == 5 {
-				fmt.Fprintf(&b, "  ... (--json lists %d)\n", len(d.Samples))
+		whole := map[string]bool{}
+		for _, f := range d.Files {
+			whole[f.File] = f.Whole
+		}
+		shown := 0
+		for _, s := range d.Samples {
+			if whole[s.Copy.File] {
+				continue // said of the whole file above
+			}
+			if shown++; shown > 5 {
+				fmt.Fprintf(&b, "  ... (--json lists up to %d)\n", len(d.Samples))
 				break
 			}
 			fmt.Fprintf(&b, "  %s %s %s at %s, first at %s\n", s.Table, s.Kind, s.Position, s.Copy.String(), s.First.String())

@@ -648,3 +648,101 @@ func (debeziumUnit) declared(schema []byte, yield func([]byte, arrowconv.Type, s
 		}, "fields")
 	}, "fields")
 }
+
+func (x *Facts) debezium(p []picked) {
+	if src := p[0].of(jsonparser.Object); src != nil {
+		var v [len(dbzSourceAll)]picked
+		pick(src, v[:], dbzSourcePaths)
+		keys, ok := sortableIdx[string(v[0].of(jsonparser.String))]
+		if !ok {
+			keys = sortableIdx[""]
+		}
+		b, any := x.pos[:0], false
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, '/')
+			}
+			if v[k].ok && v[k].t != jsonparser.Null {
+				b, any = appendPositionPart(b, v[k].v), true
+			}
+		}
+		x.pos = b
+		if any {
+			x.Position = b
+		}
+		if conn, name := v[0].of(jsonparser.String), v[1].of(jsonparser.String); len(conn) > 0 || len(name) > 0 {
+			b := append(x.tmp[0][:0], conn...)
+			if len(conn) > 0 && len(name) > 0 {
+				b = append(b, '/')
+			}
+			x.Stream = append(b, name...)
+			x.tmp[0] = x.Stream
+		}
+		x.GTID = v[2].of(jsonparser.String)
+		if f := v[3].of(jsonparser.String); len(f) > 0 && v[4].ok && v[4].t == jsonparser.Number {
+			x.BinlogFile, x.BinlogPos = f, v[4].int()
+		}
+	}
+	if txn := p[1].of(jsonparser.Object); txn != nil {
+		var t [3]picked
+		pick(txn, t[:], dbzTxn)
+		x.TxnID = t[0].str(&x.tmp[1])
+		x.TxnTotal, x.TxnCollection = t[1].int(), t[2].int()
+	}
+	if p[0].ok || p[1].ok {
+		return
+	}
+	// Transaction metadata: {"status":"BEGIN"|"END","id":...}.
+	switch {
+	case p[2].is("BEGIN"):
+		x.Marker = 'B'
+	case p[2].is("END"):
+		x.Marker = 'E'
+	default:
+		return
+	}
+	x.MarkerID = p[3].str(&x.tmp[1])
+	x.MarkerCount = p[4].int()
+	x.MarkerCollections = p[5].of(jsonparser.Array)
+}
+
+// dbzSourceAll are the members of Debezium's source block Facts reads:
+// the stream's name, GTID and binlog file first, then every connector's
+// position fields.
+var dbzSourceAll = [...]string{"connector", "name", "gtid", "file", "pos", "row", "lsn", "txId", "change_lsn",
+	"commit_lsn", "event_serial_no", "scn", "commit_scn", "ts_ms", "ord"}
+
+var dbzSourcePaths = func() [][]string {
+	out := make([][]string, len(dbzSourceAll))
+	for i, k := range dbzSourceAll {
+		out[i] = []string{k}
+	}
+	return out
+}()
+
+// sortableIdx are, per connector, the indexes in dbzSourceAll of its
+// position's fields in order, as the source-position column joins them;
+// "" is every other connector's (ts_ms, then DebeziumSourcePos).
+var sortableIdx = func() map[string][]int {
+	idx := func(k string) int {
+		for i, n := range dbzSourceAll {
+			if n == k {
+				return i
+			}
+		}
+		panic("decode: no source member " + k)
+	}
+	m := map[string][]int{}
+	for conn, keys := range debeziumPositions {
+		for _, k := range keys {
+			m[conn] = append(m[conn], idx(k))
+		}
+	}
+	for _, k := range append([]string{"ts_ms"}, DebeziumSourcePos...) {
+		m[""] = append(m[""], idx(k))
+	}
+	return m
+}()
+
+// dbzTxn are the members of Debezium's transaction block Facts reads.
+var dbzTxn = [][]string{{"id"}, {"total_order"}, {"data_collection_order"}}

@@ -7,65 +7,11 @@ import (
 	"github.com/buger/jsonparser"
 )
 
-// Facts are what a message tells of its place in its producer's stream:
-// the evidence an audit of an archive checks for gaps, duplicates and
-// order (Format.Facts). Slices point into the message or into the Facts'
-// own buffers and hold until the next Facts call.
-type Facts struct {
-	// Valid is false when the message is not one JSON value: nothing else
-	// is set then.
-	Valid bool
-	// Position is the source position as the source-position metadata
-	// column has it (position.go: text whose order is log order), nil
-	// when the message has none.
-	Position []byte
-	// Stream names the producer's stream when the message says which:
-	// Debezium's "connector/name" (the logical server), Maxwell's
-	// server_id. Nil otherwise.
-	Stream []byte
-	// GTID is the transaction's global id as the producer wrote it
-	// (MySQL "uuid:n", MariaDB "domain-server-seq").
-	GTID []byte
-	// Maxwell's transaction fields: xid, xoffset (a transaction's rows
-	// are numbered from 0; a one-row transaction has none) and commit
-	// (true on its last row).
-	Xid, XOffset       int64
-	HasXid, HasXOffset bool
-	Commit             bool
-	// BinlogFile and BinlogPos: the MySQL binlog coordinates (Maxwell's
-	// "position" FILE:OFFSET, Debezium MySQL's source.file and pos).
-	BinlogFile []byte
-	BinlogPos  int64
-	// Debezium's transaction block: its id, the event's order among all
-	// the transaction's events and among those of its table (from 1).
-	TxnID                   []byte
-	TxnTotal, TxnCollection int64
-	// Marker is a Debezium transaction metadata record: 'B' (BEGIN) or 'E'
-	// (END) of transaction MarkerID; an END's MarkerCount events in all,
-	// and per table MarkerCollections, the JSON array of
-	// {"data_collection","event_count"} objects.
-	Marker            byte
-	MarkerID          []byte
-	MarkerCount       int64
-	MarkerCollections []byte
-
-	fields [8]picked
-	pos    []byte
-	tmp    [2][]byte
-	filled bool // by an observe walk (ObserveFacts)
-}
-
-// reset empties x for the next message, keeping its buffers.
-func (x *Facts) reset() {
-	*x = Facts{fields: x.fields, pos: x.pos[:0], tmp: [2][]byte{x.tmp[0][:0], x.tmp[1][:0]}}
-}
-
 var (
 	canalFacts    = [][]string{{"es"}, {"id"}, {"gtid"}}
 	maxwellFacts  = [][]string{{"position"}, {"ts"}, {"xid"}, {"xoffset"}, {"commit"}, {"gtid"}, {"server_id"}}
 	oggFacts      = [][]string{{"pos"}, {"csn"}}
 	debeziumFacts = [][]string{{"source"}, {"transaction"}, {"status"}, {"id"}, {"event_count"}, {"data_collections"}}
-	dbzTxn        = [][]string{{"id"}, {"total_order"}, {"data_collection_order"}}
 )
 
 // Facts reads msg's evidence of its place in its stream into x, as f
@@ -216,97 +162,19 @@ func (x *Facts) maxwell(p []picked) {
 	}
 }
 
-func (x *Facts) debezium(p []picked) {
-	if src := p[0].of(jsonparser.Object); src != nil {
-		var v [len(dbzSourceAll)]picked
-		pick(src, v[:], dbzSourcePaths)
-		keys, ok := sortableIdx[string(v[0].of(jsonparser.String))]
-		if !ok {
-			keys = sortableIdx[""]
-		}
-		b, any := x.pos[:0], false
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, '/')
-			}
-			if v[k].ok && v[k].t != jsonparser.Null {
-				b, any = appendPositionPart(b, v[k].v), true
-			}
-		}
-		x.pos = b
-		if any {
-			x.Position = b
-		}
-		if conn, name := v[0].of(jsonparser.String), v[1].of(jsonparser.String); len(conn) > 0 || len(name) > 0 {
-			b := append(x.tmp[0][:0], conn...)
-			if len(conn) > 0 && len(name) > 0 {
-				b = append(b, '/')
-			}
-			x.Stream = append(b, name...)
-			x.tmp[0] = x.Stream
-		}
-		x.GTID = v[2].of(jsonparser.String)
-		if f := v[3].of(jsonparser.String); len(f) > 0 && v[4].ok && v[4].t == jsonparser.Number {
-			x.BinlogFile, x.BinlogPos = f, v[4].int()
-		}
+// ObserveFacts is Observe and Facts in one walk over msg (an audit reads
+// both of every message): o as Observe leaves it, x as Facts does.
+func (f *Format) ObserveFacts(schemaInclude bool, msg []byte, o *Observation, x *Facts) bool {
+	if schemaInclude {
+		f.Facts(schemaInclude, msg, x)
+		return f.Observe(schemaInclude, msg, o)
 	}
-	if txn := p[1].of(jsonparser.Object); txn != nil {
-		var t [3]picked
-		pick(txn, t[:], dbzTxn)
-		x.TxnID = t[0].str(&x.tmp[1])
-		x.TxnTotal, x.TxnCollection = t[1].int(), t[2].int()
+	x.reset()
+	*o = Observation{fields: o.fields, pos: o.pos[:0], ns: o.ns[:0], name: o.name[:0], tmp: o.tmp[:0], Images: o.Images[:0], facts: x}
+	ok := f.unit.observe(false, msg, o)
+	o.facts = nil
+	if !x.filled {
+		f.Facts(false, msg, x) // a format whose observe reads no facts
 	}
-	if p[0].ok || p[1].ok {
-		return
-	}
-	// Transaction metadata: {"status":"BEGIN"|"END","id":...}.
-	switch {
-	case p[2].is("BEGIN"):
-		x.Marker = 'B'
-	case p[2].is("END"):
-		x.Marker = 'E'
-	default:
-		return
-	}
-	x.MarkerID = p[3].str(&x.tmp[1])
-	x.MarkerCount = p[4].int()
-	x.MarkerCollections = p[5].of(jsonparser.Array)
+	return ok
 }
-
-// dbzSourceAll are the members of Debezium's source block Facts reads:
-// the stream's name, GTID and binlog file first, then every connector's
-// position fields.
-var dbzSourceAll = [...]string{"connector", "name", "gtid", "file", "pos", "row", "lsn", "txId", "change_lsn",
-	"commit_lsn", "event_serial_no", "scn", "commit_scn", "ts_ms", "ord"}
-
-var dbzSourcePaths = func() [][]string {
-	out := make([][]string, len(dbzSourceAll))
-	for i, k := range dbzSourceAll {
-		out[i] = []string{k}
-	}
-	return out
-}()
-
-// sortableIdx are, per connector, the indexes in dbzSourceAll of its
-// position's fields in order, as the source-position column joins them;
-// "" is every other connector's (ts_ms, then DebeziumSourcePos).
-var sortableIdx = func() map[string][]int {
-	idx := func(k string) int {
-		for i, n := range dbzSourceAll {
-			if n == k {
-				return i
-			}
-		}
-		panic("decode: no source member " + k)
-	}
-	m := map[string][]int{}
-	for conn, keys := range debeziumPositions {
-		for _, k := range keys {
-			m[conn] = append(m[conn], idx(k))
-		}
-	}
-	for _, k := range append([]string{"ts_ms"}, DebeziumSourcePos...) {
-		m[""] = append(m[""], idx(k))
-	}
-	return m
-}()

@@ -160,23 +160,6 @@ func (f *Format) Observe(schemaInclude bool, msg []byte, o *Observation) bool {
 	return f.unit.observe(schemaInclude, msg, o)
 }
 
-// ObserveFacts is Observe and Facts in one walk over msg (an audit reads
-// both of every message): o as Observe leaves it, x as Facts does.
-func (f *Format) ObserveFacts(schemaInclude bool, msg []byte, o *Observation, x *Facts) bool {
-	if schemaInclude {
-		f.Facts(schemaInclude, msg, x)
-		return f.Observe(schemaInclude, msg, o)
-	}
-	x.reset()
-	*o = Observation{fields: o.fields, pos: o.pos[:0], ns: o.ns[:0], name: o.name[:0], tmp: o.tmp[:0], Images: o.Images[:0], facts: x}
-	ok := f.unit.observe(false, msg, o)
-	o.facts = nil
-	if !x.filled {
-		f.Facts(false, msg, x) // a format whose observe reads no facts
-	}
-	return ok
-}
-
 // Declared calls yield with each column type an Observation's Types
 // declares, as a Flink type, and the producer's words for it.
 func (f *Format) Declared(types []byte, yield func(col []byte, t arrowconv.Type, evidence string)) {

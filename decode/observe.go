@@ -208,3 +208,56 @@ func unescapeDoc(s []byte) []byte {
 	}
 	return nil
 }
+
+// Facts are what a message tells of its place in its producer's stream:
+// the evidence an audit of an archive checks for gaps, duplicates and
+// order (Format.Facts). Slices point into the message or into the Facts'
+// own buffers and hold until the next Facts call.
+type Facts struct {
+	// Valid is false when the message is not one JSON value: nothing else
+	// is set then.
+	Valid bool
+	// Position is the source position as the source-position metadata
+	// column has it (position.go: text whose order is log order), nil
+	// when the message has none.
+	Position []byte
+	// Stream names the producer's stream when the message says which:
+	// Debezium's "connector/name" (the logical server), Maxwell's
+	// server_id. Nil otherwise.
+	Stream []byte
+	// GTID is the transaction's global id as the producer wrote it
+	// (MySQL "uuid:n", MariaDB "domain-server-seq").
+	GTID []byte
+	// Maxwell's transaction fields: xid, xoffset (a transaction's rows
+	// are numbered from 0; a one-row transaction has none) and commit
+	// (true on its last row).
+	Xid, XOffset       int64
+	HasXid, HasXOffset bool
+	Commit             bool
+	// BinlogFile and BinlogPos: the MySQL binlog coordinates (Maxwell's
+	// "position" FILE:OFFSET, Debezium MySQL's source.file and pos).
+	BinlogFile []byte
+	BinlogPos  int64
+	// Debezium's transaction block: its id, the event's order among all
+	// the transaction's events and among those of its table (from 1).
+	TxnID                   []byte
+	TxnTotal, TxnCollection int64
+	// Marker is a Debezium transaction metadata record: 'B' (BEGIN) or 'E'
+	// (END) of transaction MarkerID; an END's MarkerCount events in all,
+	// and per table MarkerCollections, the JSON array of
+	// {"data_collection","event_count"} objects.
+	Marker            byte
+	MarkerID          []byte
+	MarkerCount       int64
+	MarkerCollections []byte
+
+	fields [8]picked
+	pos    []byte
+	tmp    [2][]byte
+	filled bool // by an observe walk (ObserveFacts)
+}
+
+// reset empties x for the next message, keeping its buffers.
+func (x *Facts) reset() {
+	*x = Facts{fields: x.fields, pos: x.pos[:0], tmp: [2][]byte{x.tmp[0][:0], x.tmp[1][:0]}}
+}

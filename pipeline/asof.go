@@ -90,14 +90,6 @@ func (f *asOfFilter) after(format *decode.Format, schemaInclude bool, msg []byte
 	return bytes.Compare(f.x.Position, []byte(f.a.Position)) > 0, true
 }
 
-// asOfFilter is a worker's filter for cfg.AsOf (nil: none).
-func (c *Config) asOfFilter() *asOfFilter {
-	if c.AsOf == nil {
-		return nil
-	}
-	return &asOfFilter{a: c.AsOf}
-}
-
 // skip counts and reports a message after the cut (a filtered one).
 func (f *asOfFilter) skip(format *decode.Format, schemaInclude bool, msg []byte, st *Stats) bool {
 	after, placed := f.after(format, schemaInclude, msg)

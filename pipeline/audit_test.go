@@ -208,7 +208,7 @@ func TestAuditMissingKafkaConnectFile(t *testing.T) {
 	}
 	r := runAudit(t, dir)
 	g := findGap(t, r, "kafka-offset")
-	if g.Missing != 40 || !strings.Contains(g.What, "shop.events partition 0: offsets 80-119") {
+	if g.Missing != 40 || !strings.Contains(g.What, "partition 0: offsets 80-119") {
 		t.Errorf("gap %+v", g)
 	}
 	checkPlace(t, g, audit.Loc{File: filepath.Join(dir, kafka(0, 40)), Line: 40}, audit.Loc{File: filepath.Join(dir, kafka(0, 120)), Line: 1})

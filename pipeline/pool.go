@@ -908,3 +908,11 @@ func (fr *fileRun) countTable(t taggedRec) {
 		ts.Rows[k]++
 	}
 }
+
+// asOfFilter is a worker's filter for cfg.AsOf (nil: none).
+func (c *Config) asOfFilter() *asOfFilter {
+	if c.AsOf == nil {
+		return nil
+	}
+	return &asOfFilter{a: c.AsOf}
+}
