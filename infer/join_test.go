@@ -3,6 +3,8 @@ package infer
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -27,6 +29,15 @@ func joinInputs(t testing.TB) map[string][][]byte {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if strings.HasSuffix(p, ".gz") { // the sample archives, as Kafka Connect writes them
+			zr, err := gzip.NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
 		}
 		var lines [][]byte
 		sc := bufio.NewScanner(bytes.NewReader(data))
