@@ -397,3 +397,36 @@ func TestAuditAsOf(t *testing.T) {
 		t.Fatalf("as of %s: %v %+v", at.Add(time.Hour), err, rep.Gaps)
 	}
 }
+
+// TestAuditThousandsOfInputs: 2,000 hourly files as Kafka Connect writes
+// them, with one lost, one delivered twice and one transaction cut short:
+// exactly those are found, at their places, whatever the chunks' order.
+func TestAuditThousandsOfInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 2,000 files")
+	}
+	dir := t.TempDir()
+	if err := cdcgen.WriteArchive(dir, 2000, 3, true, 9); err != nil {
+		t.Fatal(err)
+	}
+	r := runAudit(t, dir)
+	kinds := map[string]int{}
+	for _, g := range r.Gaps {
+		kinds[g.Kind]++
+	}
+	if r.GapsFound != 3 || kinds["kafka-offset"] != 1 || kinds["gtid"] != 1 || kinds["transaction"] != 1 {
+		t.Fatalf("gaps %+v", r.Gaps)
+	}
+	// Hours 3 and 4 have no events (no file), hour 13's file is lost,
+	// hour 7's is there twice.
+	if n := len(r.Coverage.Files); n != 2000-2-1+1 {
+		t.Errorf("%d files", n)
+	}
+	if d := r.Duplicates; len(d.Files) != 1 || !d.Files[0].Whole || !strings.Contains(d.Files[0].File, "retry") {
+		t.Errorf("duplicates %+v", d)
+	}
+	g := findGap(t, r, "kafka-offset")
+	if !strings.HasSuffix(g.Before.File, fmt.Sprintf("+%010d.json.gz", 0)) && g.After.Line != 1 {
+		t.Errorf("kafka gap %+v", g)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -20,6 +21,8 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/cdcetl/cdcetl/audit"
+	"github.com/cdcetl/cdcetl/internal/cdcgen"
 	"github.com/cdcetl/cdcetl/internal/faultproxy"
 	"github.com/cdcetl/cdcetl/lake"
 	"github.com/cdcetl/cdcetl/objstore"
@@ -698,5 +701,44 @@ func TestS3NeverAnswers(t *testing.T) {
 		if !strings.Contains(msg, ln.Addr().String()) && !strings.Contains(msg, "s3://") || !strings.Contains(msg, "--bucket-timeout") {
 			t.Errorf("%s: the error names neither the place nor what to do:\n%s", name, msg)
 		}
+	}
+}
+
+// TestS3Audit: an archive in a bucket audits as it does on disk: the same
+// gaps, duplicates and counts, its places named by the objects' URLs.
+func TestS3Audit(t *testing.T) {
+	ep, dir, bin, run := s3Test(t, "audit")
+	local := filepath.Join(dir, "archive")
+	if err := cdcgen.WriteArchive(local, 24, 20, true, 5); err != nil {
+		t.Fatal(err)
+	}
+	remote := s3URL(ep, "archive", run)
+	uploadTree(t, local, openLoc(t, remote))
+	report := func(in string) audit.Report {
+		out, err := exec.Command(bin, "audit", "--json", in).Output()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+			t.Fatalf("audit %s: %v (want exit status 4: gaps)", in, err)
+		}
+		var r audit.Report
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b := report(local), report(remote)
+	summary := func(r audit.Report) string {
+		var s []string
+		for _, g := range r.Gaps {
+			s = append(s, fmt.Sprintf("%s %s %d %s:%d %s:%d", g.Kind, g.What, g.Missing, filepath.Base(g.Before.File), g.Before.Line, filepath.Base(g.After.File), g.After.Line))
+		}
+		return fmt.Sprintf("%d files, %d messages, rows %v, duplicates %d/%d, gaps %d: %s", len(r.Coverage.Files), r.Coverage.Messages, r.Coverage.Rows,
+			r.Duplicates.Messages, r.Duplicates.Rows, r.GapsFound, strings.Join(s, "; "))
+	}
+	if sa, sb := summary(a), summary(b); sa != sb {
+		t.Fatalf("on disk:\n%s\nin the bucket:\n%s", sa, sb)
+	}
+	if !strings.HasPrefix(b.Gaps[0].Before.File, "s3://archive/") {
+		t.Errorf("a bucket's place is its URL: %s", b.Gaps[0].Before.File)
 	}
 }

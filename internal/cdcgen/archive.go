@@ -109,15 +109,16 @@ func WriteArchive(dir string, hours, perHour int, defects bool, seed uint64) err
 	clean := !defects
 	start := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC).UnixMilli()
 	s := NewStream(seed)
-	offset := 0
+	offset, cut := 0, false
 	for h := 0; h < hours; h++ {
 		var hour []byte
 		quiet := !clean && (h == 3 || h == 4)
 		for i := 0; i < perHour && !quiet; i++ {
 			ts := start + int64(h)*3_600_000 + int64(i)*3_600_000/int64(perHour)
 			txn := s.Txn(nil, ts)
-			if !clean && h == 18 && i == 10 && bytes.Count(txn, []byte("\n")) > 1 {
+			if !clean && h == 18 && !cut && i >= perHour/3 && bytes.Count(txn, []byte("\n")) > 1 {
 				txn = txn[:bytes.LastIndexByte(txn[:len(txn)-1], '\n')+1] // its last row, the commit, is lost
+				cut = true
 			}
 			hour = append(hour, txn...)
 		}
