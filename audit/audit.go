@@ -43,16 +43,21 @@ type Options struct {
 
 // Auditor checks an archive's messages, given in archive order.
 type Auditor struct {
-	opts      Options
-	files     []*fileState
-	streams   map[string]*streamState
-	order     []*streamState // streams in order of first message
-	gtids     map[string]*gtidServer
-	gtidSrv   []string
+	opts    Options
+	files   []*fileState
+	streams map[string]*streamState
+	order   []*streamState // streams in order of first message
+	gtids   map[string]*gtidServer
+	gtidSrv []string
+	// badGTIDs counts GTIDs of no form splitGTID reads; the first of them
+	// and its place.
+	badGTIDs  int64
+	badGTID   string
+	badGTIDAt mark
 	dups      identSet
 	dupRep    Duplicates
-	txns      map[string]*dbzTxn // Debezium transactions by stream and id
-	txnDone   map[uint64]bool    // Debezium transactions found whole, by hash of stream and id
+	txns      map[string]*dbzTxn // Debezium transactions by id
+	txnDone   map[uint64]bool    // Debezium transactions found whole, by hash of id
 	notes     []string
 	notesLeft int   // notes past the report's limit
 	afterCut  int64 // messages after the point audited to

@@ -3,6 +3,8 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cdcetl/cdcetl/decode"
@@ -101,5 +103,18 @@ func TestSplitGTID(t *testing.T) {
 		if srv != c.srv && ok || n != c.n || ok != c.ok {
 			t.Errorf("%s: %q %d %v", c.in, srv, n, ok)
 		}
+	}
+}
+
+// TestUnreadableGTIDsNoted: GTIDs of no known form (a GTID set) are
+// counted in one note, not checked, and not a gap.
+func TestUnreadableGTIDsNoted(t *testing.T) {
+	var lines []string
+	for i := 0; i < 50; i++ {
+		lines = append(lines, fmt.Sprintf(`{"data":[{"id":"%d"}],"type":"INSERT","database":"d","table":"t","es":%d,"id":%d,"gtid":"u:1-%d","isDdl":false}`, i, 1000+i, i, i+1))
+	}
+	r := feed(t, "canal-json", [][]string{lines})
+	if r.GapsFound != 0 || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], `50 GTIDs are neither`) || !strings.Contains(r.Notes[0], `"u:1-1", at f.json:1`) {
+		t.Fatalf("gaps %+v notes %q", r.Gaps, r.Notes)
 	}
 }

@@ -41,7 +41,9 @@ func splitGTID(g []byte) (string, uint64, bool) {
 func (a *Auditor) gtid(g []byte, here mark) {
 	srv, n, ok := splitGTID(g)
 	if !ok {
-		a.note(fmt.Sprintf("GTID %q at %s is neither MySQL's uuid:n nor MariaDB's domain-server-n: not checked", g, a.loc(here)))
+		if a.badGTIDs++; a.badGTIDs == 1 {
+			a.badGTID, a.badGTIDAt = string(g), here
+		}
 		return
 	}
 	s := a.gtids[srv]
@@ -67,6 +69,10 @@ func (a *Auditor) gtid(g []byte, here mark) {
 }
 
 func (a *Auditor) gtidGaps() {
+	if a.badGTIDs > 0 {
+		a.note(fmt.Sprintf("%s neither MySQL's uuid:n nor MariaDB's domain-server-n (the first, %q, at %s): not checked",
+			plural(a.badGTIDs, "GTID is", "GTIDs are"), a.badGTID, a.loc(a.badGTIDAt)))
+	}
 	for _, srv := range a.gtidSrv {
 		runs := a.gtids[srv].runs
 		sort.SliceStable(runs, func(i, j int) bool { return runs[i].lo < runs[j].lo })
