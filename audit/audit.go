@@ -567,11 +567,18 @@ func (a *Auditor) Expect(n int) {
 		return
 	}
 	size := 1024
-	for size/2 < want {
+	for size/2 < want && size < maxExpectSlots {
 		size *= 2
 	}
-	a.dups.resize(size)
+	if size > len(a.dups.slots) {
+		a.dups.resize(size)
+	}
 }
+
+// maxExpectSlots bounds what a guess may allocate ahead (64 MiB): a guess
+// far too high would otherwise touch a huge table all over; past it the
+// set grows as it fills.
+const maxExpectSlots = 1 << 22
 
 // Warm readies the look-ups of the next events' identities (Event.Ident),
 // given before they are added: a batch's cache misses overlap.

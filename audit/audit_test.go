@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -116,5 +117,34 @@ func TestUnreadableGTIDsNoted(t *testing.T) {
 	r := feed(t, "canal-json", [][]string{lines})
 	if r.GapsFound != 0 || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], `50 GTIDs are neither`) || !strings.Contains(r.Notes[0], `"u:1-1", at f.json:1`) {
 		t.Fatalf("gaps %+v notes %q", r.Gaps, r.Notes)
+	}
+}
+
+// TestIdentSet: the identity set answers as a map does, through growth,
+// a resize ahead (Expect) and warm-ups, on seeded random identities with
+// repeats.
+func TestIdentSet(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	a := New(Options{})
+	ref := map[uint64]uint64{}
+	for i := uint64(1); i <= 200_000; i++ {
+		if i == 50_000 {
+			a.Expect(300_000)
+		}
+		id := 1 + r.Uint64N(150_000) // repeats on purpose
+		if i%128 == 0 {
+			a.Warm([]uint64{id, id + 1})
+		}
+		first, seen := a.dups.add(id, i)
+		want, had := ref[id]
+		if seen != had || seen && first != want {
+			t.Fatalf("id %d: set says %v %d, map %v %d", id, seen, first, had, want)
+		}
+		if !had {
+			ref[id] = i
+		}
+	}
+	if a.dups.n != len(ref) {
+		t.Fatalf("%d held, want %d", a.dups.n, len(ref))
 	}
 }
