@@ -228,12 +228,21 @@ func auditFile(ctx context.Context, cfg *Config, f reader.File, i int, total int
 		var lines [][]byte
 		if ok {
 			ch.Lines(func(l []byte, _ reader.Pos) bool {
-				lines = append(lines, l)
+				if !blank(l) {
+					lines = append(lines, l)
+				}
 				return len(lines) < detectLines
 			})
 		}
+		if len(lines) == 0 && ok {
+			// The first chunk is blank: the input's first messages, if any.
+			var err error
+			if lines, err = firstLines(cfg, f, detectLines); err != nil {
+				lines = nil
+			}
+		}
 		if len(lines) == 0 {
-			format, _ = decode.Lookup("json") // empty: nothing to tell
+			format, _ = decode.Lookup("json") // empty or blank: nothing to tell
 		} else if format, schemaInclude, _, detectErr = decode.Detect(lines, 1); detectErr != nil {
 			format = nil
 		}

@@ -480,12 +480,20 @@ func detect(cfg *Config, f reader.File, ch reader.Chunk) (*decode.Format, bool, 
 	}
 	var lines [][]byte
 	ch.Lines(func(l []byte, _ reader.Pos) bool {
-		lines = append(lines, l)
+		if !blank(l) {
+			lines = append(lines, l)
+		}
 		return len(lines) < detectLines
 	})
 	format, schemaInclude, _, err := decode.Detect(lines, ch.FirstLine)
 	if err != nil && len(lines) < detectLines && ch.FirstLine == 1 {
-		if more, rerr := firstLines(cfg, f, detectLines); rerr == nil && len(more) > len(lines) {
+		more, rerr := firstLines(cfg, f, detectLines)
+		switch {
+		case rerr == nil && len(more) == 0:
+			// Blank lines only: no message, as an empty input.
+			format, _ = decode.Lookup("json")
+			return format, false, nil
+		case rerr == nil && len(more) > len(lines):
 			format, schemaInclude, _, err = decode.Detect(more, 1)
 		}
 	}
@@ -495,7 +503,11 @@ func detect(cfg *Config, f reader.File, ch reader.Chunk) (*decode.Format, bool, 
 	return format, schemaInclude, nil
 }
 
-// firstLines reads up to n lines from the start of an input.
+// blank reports whether a line holds no message (white space only).
+func blank(l []byte) bool { return len(bytes.TrimSpace(l)) == 0 }
+
+// firstLines reads up to n lines that are not blank from the start of an
+// input: none, when it has no message.
 func firstLines(cfg *Config, f reader.File, n int) ([][]byte, error) {
 	chunks, err := reader.OpenFileChunks(f, f.Path, reader.DefaultChunkSize, cfg.MaxLine)
 	if err != nil {
@@ -509,7 +521,9 @@ func firstLines(cfg *Config, f reader.File, n int) ([][]byte, error) {
 			break
 		}
 		ch.Lines(func(l []byte, _ reader.Pos) bool {
-			lines = append(lines, bytes.Clone(l))
+			if !blank(l) {
+				lines = append(lines, bytes.Clone(l))
+			}
 			return len(lines) < n
 		})
 		chunks.Recycle(ch.Data)

@@ -162,3 +162,30 @@ func TestAuditPageInBrowser(t *testing.T) {
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, st.Size())
 }
+
+// TestBlankOnlyInput: an input of empty lines holds no message, as an
+// empty one: without a schema it converts to nothing (its lines counted
+// blank), inspect lists it, and an audit finds no gap in it. Its format
+// cannot be told and need not be. (A line of spaces is Flink's error,
+// "no JSON value", in a conversion; an audit passes over it.)
+func TestBlankOnlyInput(t *testing.T) {
+	dir := t.TempDir()
+	blank := filepath.Join(dir, "blank.json")
+	if err := os.WriteFile(blank, []byte("\n\n\r\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"convert", "--to", "print", blank}, &stdout, &stderr); code != exitOK || stdout.Len() != 0 || !strings.Contains(stderr.String(), "4 lines: 0 messages, 4 blank") {
+		t.Errorf("convert: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"inspect", blank}, &stdout, &stderr); code != exitOK {
+		t.Errorf("inspect: exit %d\n%s", code, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"audit", blank}, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "no gap found") {
+		t.Errorf("audit: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
