@@ -78,7 +78,7 @@ type InspectedColumn struct {
 // the table filters, Workers and MaxLine.
 func Inspect(ctx context.Context, cfg Config, paths []string) (*Inspection, error) {
 	cfg.defaults()
-	files, err := reader.Walk(paths)
+	files, err := outdir.Find(ctx, paths, nil) // files, directories, buckets
 	if err != nil {
 		return nil, setup(err)
 	}

@@ -18,6 +18,8 @@ import (
 
 const inspectUsage = `Usage: cdcetl inspect [flags] PATH...
 
+PATH is a file, a directory or a bucket URL (s3://, gs://, azblob://).
+
 Reads every input whole and tells, per file and source table, the detected
 format, messages, rows by kind, control messages by type, the first and
 last event time and source position; and per table the schema a conversion

@@ -742,3 +742,47 @@ func TestS3Audit(t *testing.T) {
 		t.Errorf("a bucket's place is its URL: %s", b.Gaps[0].Before.File)
 	}
 }
+
+// TestS3Inspect: inspect reads an archive in a bucket as on disk: the same
+// formats, tables, counts and inferred DDL.
+func TestS3Inspect(t *testing.T) {
+	ep, dir, bin, run := s3Test(t, "inspect")
+	local := filepath.Join(dir, "archive")
+	if err := cdcgen.WriteArchive(local, 6, 10, false, 8); err != nil {
+		t.Fatal(err)
+	}
+	remote := s3URL(ep, "archive", run)
+	uploadTree(t, local, openLoc(t, remote))
+	inspect := func(in string) string {
+		out, err := exec.Command(bin, "inspect", "--json", in).Output()
+		if err != nil {
+			t.Fatalf("inspect %s: %v", in, err)
+		}
+		var ins struct {
+			Files []struct {
+				Path   string
+				Format string
+				Lines  int64
+				Tables []struct {
+					Table    string
+					Messages int64
+				}
+			}
+			Tables []struct{ DDL string }
+		}
+		if err := json.Unmarshal(out, &ins); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, f := range ins.Files {
+			fmt.Fprintf(&b, "%s %s %d %v\n", filepath.Base(f.Path), f.Format, f.Lines, f.Tables)
+		}
+		for _, tb := range ins.Tables {
+			b.WriteString(tb.DDL)
+		}
+		return b.String()
+	}
+	if a, b := inspect(local), inspect(remote); a != b || !strings.Contains(a, "maxwell-json") {
+		t.Fatalf("on disk:\n%s\nin the bucket:\n%s", a, b)
+	}
+}
