@@ -45,8 +45,8 @@ type Options struct {
 type Auditor struct {
 	opts    Options
 	files   []*fileState
-	streams map[string]*streamState
-	order   []*streamState // streams in order of first message
+	streams map[string]map[string]*streamState // by format, then id
+	order   []*streamState                     // streams in order of first message
 	gtids   map[string]*gtidServer
 	gtidSrv []string
 	// badGTIDs counts GTIDs of no form splitGTID reads; the first of them
@@ -92,7 +92,7 @@ func New(opts Options) *Auditor {
 	if opts.Samples <= 0 {
 		opts.Samples = 5
 	}
-	return &Auditor{opts: opts, streams: map[string]*streamState{}, gtids: map[string]*gtidServer{},
+	return &Auditor{opts: opts, streams: map[string]map[string]*streamState{}, gtids: map[string]*gtidServer{},
 		txns: map[string]*dbzTxn{}, txnDone: map[uint64]bool{}, gaps: gapList{limit: 20 * opts.Samples, count: map[gapKey]int64{}}}
 }
 
@@ -142,7 +142,7 @@ func (a *Auditor) loc(m mark) *Loc {
 type streamState struct {
 	name, format, id string
 	span             spanState
-	tables           map[string]*tableState
+	tables           map[string]map[string]*tableState // by namespace, then name
 	tableOrder       []*tableState
 	binlogs          map[string]map[int64]*binlogFile // by file name prefix, then number
 	mx               maxwellState
@@ -225,9 +225,10 @@ func rowsOf(op byte, n int64) int64 {
 	return n
 }
 
+// stream is the state of the stream a message of format names id; both
+// levels are looked up with the message's bytes, which costs no copy.
 func (a *Auditor) stream(format string, id []byte) *streamState {
-	key := format + "\x00" + string(id)
-	if s, ok := a.streams[key]; ok {
+	if s, ok := a.streams[format][string(id)]; ok {
 		return s
 	}
 	name := format
@@ -237,21 +238,26 @@ func (a *Auditor) stream(format string, id []byte) *streamState {
 	case len(id) > 0:
 		name += " " + string(id)
 	}
-	s := &streamState{name: name, format: format, id: string(id), tables: map[string]*tableState{}, binlogs: map[string]map[int64]*binlogFile{}}
+	s := &streamState{name: name, format: format, id: string(id), tables: map[string]map[string]*tableState{}, binlogs: map[string]map[int64]*binlogFile{}}
 	s.mx.open = map[int64]*mxTxn{}
-	a.streams[key] = s
+	if a.streams[format] == nil {
+		a.streams[format] = map[string]*streamState{}
+	}
+	a.streams[format][s.id] = s
 	a.order = append(a.order, s)
 	return s
 }
 
 func (s *streamState) table(ns, name []byte) *tableState {
-	key := string(ns) + "\x00" + string(name)
-	if t, ok := s.tables[key]; ok {
+	if t, ok := s.tables[string(ns)][string(name)]; ok {
 		return t
 	}
 	t := &tableState{ns: string(ns), name: string(name), hours: map[int64]int64{}}
 	t.order.Stream, t.order.Table = s.name, tableName(t.ns, t.name)
-	s.tables[key] = t
+	if s.tables[t.ns] == nil {
+		s.tables[t.ns] = map[string]*tableState{}
+	}
+	s.tables[t.ns][t.name] = t
 	s.tableOrder = append(s.tableOrder, t)
 	return t
 }
@@ -330,7 +336,7 @@ func (a *Auditor) Add(e *Event) {
 		s.mx.take(a, s.name, x.Xid, x.XOffset, x.Commit, here) // XOffset 0 when absent: a one-row transaction
 	}
 	if len(x.TxnID) > 0 || x.Marker != 0 {
-		a.dbz(s, e, here)
+		a.dbz(s, t, e, here)
 	}
 }
 

@@ -338,7 +338,7 @@ type dbzEndColl struct {
 	count int64
 }
 
-func (a *Auditor) dbz(s *streamState, e *Event, here mark) {
+func (a *Auditor) dbz(s *streamState, tbl *tableState, e *Event, here mark) {
 	x := e.Facts
 	id := x.TxnID
 	if x.Marker != 0 {
@@ -346,15 +346,14 @@ func (a *Auditor) dbz(s *streamState, e *Event, here mark) {
 	}
 	// Transaction metadata records name no source: a transaction is its
 	// id, whichever stream its events are in.
-	key := string(id)
-	h := xxh3.HashString(key)
+	h := xxh3.Hash(id)
 	if a.txnDone[h] {
 		return // a transaction found whole: these are duplicates, counted as such
 	}
-	t := a.txns[key]
+	t := a.txns[string(id)]
 	if t == nil {
 		t = &dbzTxn{stream: s.name, id: string(id), seq: len(a.txns)}
-		a.txns[key] = t
+		a.txns[t.id] = t
 	}
 	switch x.Marker {
 	case 'E':
@@ -366,7 +365,12 @@ func (a *Auditor) dbz(s *streamState, e *Event, here mark) {
 		})
 	case 'B':
 	default:
-		table := tableName(string(e.NS), string(e.Table))
+		var table string
+		if tbl != nil {
+			table = tbl.order.Table // made once per table
+		} else {
+			table = tableName(string(e.NS), string(e.Table))
+		}
 		var c *dbzColl
 		for _, cc := range t.colls {
 			if cc.table == table {
@@ -385,7 +389,7 @@ func (a *Auditor) dbz(s *streamState, e *Event, here mark) {
 	}
 	if t.end && t.whole() {
 		a.txnDone[h] = true
-		delete(a.txns, key)
+		delete(a.txns, t.id)
 	}
 }
 
