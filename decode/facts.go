@@ -2,7 +2,6 @@ package decode
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/buger/jsonparser"
 )
@@ -60,41 +59,15 @@ func (f *Format) Facts(schemaInclude bool, msg []byte, x *Facts) {
 			x.debezium(p)
 		}
 	default:
-		x.Valid = Members(msg, func([]byte, []byte, jsonparser.ValueType) {}) || json.Valid(msg)
+		x.Valid = validAfter(false, msg)
 	}
 }
 
 var payloadPath = [][]string{{"payload"}}
 
-// pickValid is pick that also tells whether msg is one JSON value: the
-// fast walk validates what it walks; when it cannot read msg, the standard
-// library judges before jsonparser picks.
+// pickValid is pick that also tells whether msg is one JSON value.
 func pickValid(msg []byte, out []picked, paths [][]string) bool {
-	clear(out)
-	if !slowObserve && Members(msg, func(k, v []byte, t jsonparser.ValueType) {
-		for i, p := range paths {
-			if string(k) == p[0] {
-				if !out[i].ok {
-					out[i] = picked{v, t, true}
-				}
-				return
-			}
-		}
-	}) {
-		return true
-	}
-	// Valid as the decoders' scanner reads JSON (slowObserve, the twin,
-	// asks it too), or as the standard library does.
-	clear(out)
-	if !Members(msg, func([]byte, []byte, jsonparser.ValueType) {}) && !json.Valid(msg) {
-		return false
-	}
-	jsonparser.EachKey(msg, func(i int, v []byte, t jsonparser.ValueType, err error) {
-		if err == nil {
-			out[i] = picked{v, t, true}
-		}
-	}, paths...)
-	return true
+	return validAfter(pick(msg, out, paths), msg)
 }
 
 // parts joins the values present as the source-position column does:

@@ -68,9 +68,10 @@ func (a *AsOf) String() string {
 
 // asOfFilter decides, message by message, which side of the cut it is on.
 type asOfFilter struct {
-	a *AsOf
-	o decode.Observation
-	x decode.Facts
+	a   *AsOf
+	pos []byte // a.Position, made once
+	o   decode.Observation
+	x   decode.Facts
 }
 
 // after reports whether msg is after the cut; placed is false when msg
@@ -87,7 +88,7 @@ func (f *asOfFilter) after(format *decode.Format, schemaInclude bool, msg []byte
 	if f.x.Position == nil {
 		return false, false
 	}
-	return bytes.Compare(f.x.Position, []byte(f.a.Position)) > 0, true
+	return bytes.Compare(f.x.Position, f.pos) > 0, true
 }
 
 // skip counts and reports a message after the cut (a filtered one).

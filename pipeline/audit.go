@@ -298,6 +298,10 @@ type auditWorker struct {
 func (w *auditWorker) chunk(cfg *Config, j auditJob) auditPart {
 	p := auditPart{seq: j.seq, file: j.file, arena: make([]byte, 0, len(j.ch.Data)/8)}
 	filter := cfg.IncludeTable != nil || cfg.ExcludeTable != nil || cfg.OnlyTable != nil
+	var cut []byte // --as-of's position
+	if cfg.AsOf != nil {
+		cut = []byte(cfg.AsOf.Position)
+	}
 	j.ch.Lines(func(l []byte, pos reader.Pos) bool {
 		l = bytes.TrimPrefix(l, []byte("\xef\xbb\xbf"))
 		if len(bytes.TrimSpace(l)) == 0 {
@@ -310,7 +314,7 @@ func (w *auditWorker) chunk(cfg *Config, j auditJob) auditPart {
 			return true
 		}
 		if a := cfg.AsOf; a != nil {
-			if !a.Time.IsZero() && o.Event && o.Milli > a.Time.UnixMilli() || a.Time.IsZero() && x.Position != nil && bytes.Compare(x.Position, []byte(a.Position)) > 0 {
+			if !a.Time.IsZero() && o.Event && o.Milli > a.Time.UnixMilli() || a.Time.IsZero() && x.Position != nil && bytes.Compare(x.Position, cut) > 0 {
 				p.afterAsOf++
 				return true
 			}

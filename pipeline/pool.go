@@ -914,5 +914,5 @@ func (c *Config) asOfFilter() *asOfFilter {
 	if c.AsOf == nil {
 		return nil
 	}
-	return &asOfFilter{a: c.AsOf}
+	return &asOfFilter{a: c.AsOf, pos: []byte(c.AsOf.Position)}
 }
