@@ -7,13 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
-	"runtime/pprof"
 
 	"github.com/cdcetl/cdcetl/audit"
 	"github.com/cdcetl/cdcetl/pipeline"
-	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
 
@@ -66,18 +62,12 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	fs.StringVar(&o.format, "format", "", "")
-	fs.Var(&o.options, "option", "")
-	fs.StringVar(&o.includeTable, "include-table", "", "")
-	fs.StringVar(&o.excludeTable, "exclude-table", "", "")
+	readFlags(fs, &o)
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.StringVar(&htmlOut, "html", "", "")
 	fs.IntVar(&samples, "samples", 5, "")
 	fs.StringVar(&o.asOf, "as-of", "", "")
-	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "")
-	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "")
-	bucketFlags(fs, &o)
 	paths, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, auditUsage)
@@ -92,23 +82,13 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if samples < 1 {
 		return usagef("--samples %d: want 1 or more", samples)
 	}
-	// --workers N means N cores, as for convert.
-	if o.workers > 0 && o.workers < runtime.GOMAXPROCS(0) {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.workers))
+	defer useCores(o.workers)()
+	stopProfile, err := profileCPU(o.cpuProfile)
+	if err != nil {
+		return err
 	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return usageError{err}
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	o.batchRows, o.rowGroupRows, o.chunkSize, o.onSuccess, o.logFormat = 1, 1, reader.DefaultChunkSize, "keep", "text"
-	cfg, paths, err := buildConfig(&o, paths)
+	defer stopProfile()
+	cfg, paths, err := readConfig(&o, paths)
 	if err != nil {
 		return err
 	}

@@ -115,6 +115,54 @@ func convertFlags(o *convertOpts) *flag.FlagSet {
 	return fs
 }
 
+// readFlags are the flags of the commands that read an archive without
+// converting it (inspect, audit): which inputs and how they are read.
+func readFlags(fs *flag.FlagSet, o *convertOpts) {
+	fs.StringVar(&o.format, "format", "", "")
+	fs.Var(&o.options, "option", "")
+	fs.StringVar(&o.includeTable, "include-table", "", "")
+	fs.StringVar(&o.excludeTable, "exclude-table", "", "")
+	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "")
+	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "")
+	bucketFlags(fs, o)
+}
+
+// readConfig is buildConfig for a command that reads an archive without
+// converting it: the conversion's checks and defaults for the flags it
+// shares.
+func readConfig(o *convertOpts, paths []string) (pipeline.Config, []string, error) {
+	o.batchRows, o.rowGroupRows, o.chunkSize, o.onSuccess, o.logFormat = 1, 1, reader.DefaultChunkSize, "keep", "text"
+	return buildConfig(o, paths)
+}
+
+// useCores makes --workers N mean N cores: decoding, writing and GC share
+// them, so a one-worker run is a one-core run (and comparable with
+// one-thread tools). The returned func restores the setting.
+func useCores(workers int) func() {
+	if workers > 0 && workers < runtime.GOMAXPROCS(0) {
+		prev := runtime.GOMAXPROCS(workers)
+		return func() { runtime.GOMAXPROCS(prev) }
+	}
+	return func() {}
+}
+
+// profileCPU starts --cpuprofile's profile (none for path ""); the
+// returned func stops it and closes the file.
+func profileCPU(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 // bucketFlags are the object-storage request policy's flags.
 func bucketFlags(fs *flag.FlagSet, o *convertOpts) {
 	o.bucketTimeout, o.bucketAttempts = objstore.DefaultPolicy.Timeout, objstore.DefaultPolicy.Attempts
@@ -199,23 +247,12 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	cfg.Stdout = stdout
-	// --workers N means N cores: decoding, writing and GC share them, so a
-	// one-worker run is a one-core run (and comparable with one-thread
-	// tools).
-	if o.workers > 0 && o.workers < runtime.GOMAXPROCS(0) {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.workers))
+	defer useCores(o.workers)()
+	stopProfile, err := profileCPU(o.cpuProfile)
+	if err != nil {
+		return err
 	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return usageError{err}
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer stopProfile()
 	if o.memProfile != "" {
 		f, err := os.Create(o.memProfile)
 		if err != nil {

@@ -9,10 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/cdcetl/cdcetl/pipeline"
-	"github.com/cdcetl/cdcetl/reader"
 	"github.com/cdcetl/cdcetl/writer"
 )
 
@@ -46,17 +44,11 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	fs.StringVar(&o.format, "format", "", "")
-	fs.Var(&o.options, "option", "")
-	fs.StringVar(&o.includeTable, "include-table", "", "")
-	fs.StringVar(&o.excludeTable, "exclude-table", "", "")
+	readFlags(fs, &o)
 	fs.StringVar(&ddlOut, "ddl-out", "", "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "")
-	fs.IntVar(&o.maxLine, "max-line-size", reader.DefaultMaxLine, "")
 	fs.Var(&o.primaryKeys, "primary-key", "")
 	fs.Var(&o.columnTypes, "column-type", "")
-	bucketFlags(fs, &o)
 	paths, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, inspectUsage)
@@ -65,9 +57,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return flagError(fs, err)
 	}
-	// The conversion's checks and defaults, for the flags inspect shares.
-	o.batchRows, o.rowGroupRows, o.chunkSize, o.onSuccess, o.logFormat = 1, 1, reader.DefaultChunkSize, "keep", "text"
-	cfg, paths, err := buildConfig(&o, paths)
+	cfg, paths, err := readConfig(&o, paths)
 	if err != nil {
 		return err
 	}
