@@ -16,7 +16,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
-	"github.com/cdcetl/cdcetl/internal/hugeheap"
+	_ "github.com/cdcetl/cdcetl/internal/hugeheap/early" // huge pages for the heap, before other packages allocate
 	"github.com/cdcetl/cdcetl/pipeline"
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -89,11 +89,6 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" && debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		debug.SetMemoryLimit(memoryLimit)
 	}
-	if os.Getenv("CDCETL_HUGEPAGES") != "0" {
-		// The heap a conversion works in, backed by huge pages (see
-		// package hugeheap): at most the soft limit, which it stays under.
-		hugeheap.Reserve(int(min(debug.SetMemoryLimit(-1), hugeReserve)))
-	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -102,10 +97,6 @@ func main() {
 // heap double past what is live (many open table writers), so peak RSS
 // stays near 256 MiB whatever the input.
 const memoryLimit = 192 << 20
-
-// hugeReserve caps the heap advised for huge pages when GOMEMLIMIT is
-// larger than memoryLimit.
-const hugeReserve = 512 << 20
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
