@@ -28,6 +28,10 @@ type Column interface {
 	// AppendCopy appends a copy of value i.
 	AppendCopy(i int)
 
+	// appendRange appends copies of values [lo, hi) at once: the entries
+	// of a list or map copied whole (a repeated metadata map, the -U row).
+	appendRange(lo, hi int)
+
 	build(mem memory.Allocator, dt arrow.DataType) arrow.ArrayData
 	reset()
 	size() int
@@ -57,6 +61,18 @@ func (v *valids) truncate(n int) {
 	v.valid = v.valid[:n]
 }
 func (v *valids) resetValid() { v.valid, v.nulls = v.valid[:0], 0 }
+
+// pushRange appends the flags of values [lo, hi).
+func (v *valids) pushRange(lo, hi int) {
+	if v.nulls > 0 {
+		for _, ok := range v.valid[lo:hi] {
+			if !ok {
+				v.nulls++
+			}
+		}
+	}
+	v.valid = append(v.valid, v.valid[lo:hi]...)
+}
 
 // bitmap returns the Arrow validity buffer, or nil when there are no nulls.
 func (v *valids) bitmap(mem memory.Allocator) *memory.Buffer {
@@ -103,6 +119,10 @@ func (c *FixedCol[T]) AppendCopy(i int) {
 	c.Vals = append(c.Vals, c.Vals[i])
 	c.push(c.valid[i])
 }
+func (c *FixedCol[T]) appendRange(lo, hi int) {
+	c.Vals = append(c.Vals, c.Vals[lo:hi]...)
+	c.pushRange(lo, hi)
+}
 func (c *FixedCol[T]) reset()    { c.Vals = c.Vals[:0]; c.resetValid() }
 func (c *FixedCol[T]) size() int { var z T; return len(c.Vals) * int(unsafe.Sizeof(z)) }
 func (c *FixedCol[T]) build(mem memory.Allocator, dt arrow.DataType) arrow.ArrayData {
@@ -129,8 +149,12 @@ func (c *BoolCol) Truncate(n int) {
 	c.truncate(n)
 }
 func (c *BoolCol) AppendCopy(i int) { c.Vals = append(c.Vals, c.Vals[i]); c.push(c.valid[i]) }
-func (c *BoolCol) reset()           { c.Vals = c.Vals[:0]; c.resetValid() }
-func (c *BoolCol) size() int        { return len(c.Vals) }
+func (c *BoolCol) appendRange(lo, hi int) {
+	c.Vals = append(c.Vals, c.Vals[lo:hi]...)
+	c.pushRange(lo, hi)
+}
+func (c *BoolCol) reset()    { c.Vals = c.Vals[:0]; c.resetValid() }
+func (c *BoolCol) size() int { return len(c.Vals) }
 func (c *BoolCol) build(mem memory.Allocator, dt arrow.DataType) arrow.ArrayData {
 	data := memory.NewResizableBuffer(mem)
 	data.Resize((len(c.Vals) + 7) / 8)
@@ -196,6 +220,21 @@ func (c *BytesCol) AppendCopy(i int) {
 	c.offs = append(c.offs, int32(start))
 	c.push(true)
 }
+func (c *BytesCol) appendRange(lo, hi int) {
+	if lo >= hi {
+		return
+	}
+	from, to := c.offs[lo], int32(len(c.data))
+	if hi < len(c.offs) {
+		to = c.offs[hi]
+	}
+	shift := int32(len(c.data)) - from
+	for _, o := range c.offs[lo:hi] {
+		c.offs = append(c.offs, o+shift)
+	}
+	c.data = append(c.data, c.data[from:to]...)
+	c.pushRange(lo, hi)
+}
 func (c *BytesCol) reset()    { c.offs, c.data = c.offs[:0], c.data[:0]; c.resetValid() }
 func (c *BytesCol) size() int { return len(c.data) + 4*len(c.offs) }
 func (c *BytesCol) build(mem memory.Allocator, dt arrow.DataType) arrow.ArrayData {
@@ -247,8 +286,11 @@ func (c *ListCol) AppendCopy(i int) {
 	start, end := int(c.offs[i]), c.end(i)
 	c.offs = append(c.offs, int32(c.Child.Len()))
 	c.push(c.valid[i])
-	for j := start; j < end; j++ {
-		c.Child.AppendCopy(j)
+	c.Child.appendRange(start, end)
+}
+func (c *ListCol) appendRange(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		c.AppendCopy(i)
 	}
 }
 
@@ -299,9 +341,12 @@ func (c *MapCol) AppendCopy(i int) {
 	start, end := int(c.offs[i]), c.end(i)
 	c.offs = append(c.offs, int32(c.Keys.Len()))
 	c.push(c.valid[i])
-	for j := start; j < end; j++ {
-		c.Keys.AppendCopy(j)
-		c.Values.AppendCopy(j)
+	c.Keys.appendRange(start, end)
+	c.Values.appendRange(start, end)
+}
+func (c *MapCol) appendRange(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		c.AppendCopy(i)
 	}
 }
 func (c *MapCol) reset() {
@@ -348,6 +393,12 @@ func (c *StructCol) AppendCopy(i int) {
 	c.push(c.valid[i])
 	for _, f := range c.Fields {
 		f.AppendCopy(i)
+	}
+}
+func (c *StructCol) appendRange(lo, hi int) {
+	c.pushRange(lo, hi)
+	for _, f := range c.Fields {
+		f.appendRange(lo, hi)
 	}
 }
 func (c *StructCol) reset() {

@@ -546,6 +546,9 @@ func (st storage) flatListFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 		vt = *t.Value
 	}
 	vput := st.putterFor(vt)
+	if flatStringMaps && isText(t.Elem.Kind) {
+		return stringMapFor(kl, vl, isText(vt.Kind), vput)
+	}
 	return func(arr arrow.Array, from, to int) {
 		a := arr.(*array.Map)
 		keys, items := a.Keys(), a.Items()
@@ -574,6 +577,62 @@ func (st storage) flatListFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 				}
 				vl.level(r, 3)
 				vput(vl, items, int(j))
+			}
+		}
+	}
+}
+
+// flatStringMaps turns stringMapFor on (a test compares it with the
+// general map writer).
+var flatStringMaps = true
+
+func isText(k arrowconv.Kind) bool {
+	return k == arrowconv.Char || k == arrowconv.VarChar || k == arrowconv.String
+}
+
+// stringMapFor is flatListFor's MAP of STRING keys (the metadata maps:
+// Canal's sqlType and mysqlType, Debezium's source): a row's levels are
+// set at once and keys (and STRING values) are read from the arrays'
+// buffers, not through a putter per entry. textValues says the values
+// are STRING; otherwise vput puts them.
+func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, int)) colFunc {
+	return func(arr arrow.Array, from, to int) {
+		a := arr.(*array.Map)
+		offs := a.Offsets()[a.Data().Offset():]
+		keys := a.Keys().(*array.String)
+		ko, kb := keys.ValueOffsets(), keys.ValueBytes()
+		items := a.Items()
+		var vo []int32
+		var vb []byte
+		if textValues {
+			vs := items.(*array.String)
+			vo, vb = vs.ValueOffsets(), vs.ValueBytes()
+		}
+		for i := from; i < to; i++ {
+			s, e := int(offs[i]), int(offs[i+1])
+			if s == e || a.IsNull(i) {
+				def := 1 // empty
+				if a.IsNull(i) {
+					def = 0
+				}
+				kl.level(0, def)
+				vl.level(0, def)
+				continue
+			}
+			n := e - s
+			kl.levels(n, 2)
+			vl.levels(n, 3)
+			for j := s; j < e; j++ {
+				kl.putBytes(kb[ko[j]-ko[0] : ko[j+1]-ko[0]])
+				if items.IsNull(j) {
+					vl.nullBack(e - j)
+					continue
+				}
+				if textValues {
+					vl.putBytes(vb[vo[j]-vo[0] : vo[j+1]-vo[0]])
+				} else {
+					vput(vl, items, j)
+				}
 			}
 		}
 	}

@@ -878,3 +878,82 @@ func TestShrink(t *testing.T) {
 		}
 	}
 }
+
+// TestStringMapsMatch: maps of STRING keys written by stringMapFor and by
+// the general map writer give the same file, byte for byte, with the
+// dictionaries on (the default), NULL and empty maps, NULL values, and
+// values that repeat and that do not.
+func TestStringMapsMatch(t *testing.T) {
+	s, err := arrowconv.ParseColumns("ms MAP<STRING, STRING>, mi MAP<STRING, BIGINT>, bag MULTISET<STRING>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func() []byte {
+		bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+		defer bld.Release()
+		rng := rand.New(rand.NewPCG(3, 14))
+		path := filepath.Join(t.TempDir(), "m.parquet")
+		w, err := NewParquet(path, s, ParquetOptions{RowGroupRows: 700, Concurrency: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range 3000 {
+			bld.AppendKind(arrowconv.Insert)
+			for c := range s.Columns {
+				col := bld.Column(c).(*arrowconv.MapCol)
+				if rng.IntN(7) == 0 {
+					col.AppendNull()
+					continue
+				}
+				col.Start()
+				for k := range rng.IntN(12) {
+					col.Keys.(*arrowconv.BytesCol).AppendString(fmt.Sprint("key", k))
+					if rng.IntN(5) == 0 {
+						col.Values.AppendNull()
+						continue
+					}
+					switch v := col.Values.(type) {
+					case *arrowconv.BytesCol:
+						if rng.IntN(2) == 0 {
+							v.AppendString(fmt.Sprint("v", rng.IntN(5)))
+						} else {
+							v.AppendString(fmt.Sprint("u", r, "-", k))
+						}
+					case *arrowconv.FixedCol[int64]:
+						v.Append(int64(rng.IntN(1 << 20)))
+					case *arrowconv.FixedCol[int32]:
+						v.Append(int32(1 + rng.IntN(3)))
+					}
+				}
+			}
+			if bld.Len() == 256 {
+				rec := bld.Flush()
+				if err := w.Write(context.Background(), rec); err != nil {
+					t.Fatal(err)
+				}
+				rec.Release()
+			}
+		}
+		if rec := bld.Flush(); rec != nil {
+			if err := w.Write(context.Background(), rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	fast := write()
+	flatStringMaps = false
+	defer func() { flatStringMaps = true }()
+	general := write()
+	if !bytes.Equal(fast, general) {
+		t.Fatalf("stringMapFor wrote a different file (%d bytes) than the general map writer (%d bytes)", len(fast), len(general))
+	}
+}

@@ -178,6 +178,36 @@ func (l *leaf) level(rep, def int) {
 	l.nValues++
 }
 
+// levels records the n entries of one row of a repeated column, each at
+// definition level def (the entries' values are put after): repetition
+// 0 then 1s.
+func (l *leaf) levels(n, def int) {
+	if l.maxRep > 0 {
+		l.rep = append(room(l.rep, n), 0)
+		for range n - 1 {
+			l.rep = append(l.rep, 1)
+		}
+	}
+	if l.maxDef > 0 {
+		l.def = room(l.def, n)
+		for range n {
+			l.def = append(l.def, uint8(def))
+		}
+	}
+	l.nRows++
+	if def < l.maxDef {
+		l.nNulls += n
+	}
+	l.nValues += n
+}
+
+// nullBack makes the entry back places from the end of the levels (set
+// by levels) a NULL: its definition level one lower.
+func (l *leaf) nullBack(back int) {
+	l.def[len(l.def)-back]--
+	l.nNulls++
+}
+
 // defined records a present value of a flat optional column (the common
 // case, kept small so it inlines).
 func (l *leaf) defined() {
