@@ -425,8 +425,12 @@ func (d *base) captureMember(idx int, ok bool, level, vi int) (int, error) {
 func (d *base) captureSource(vi int) (int, error) {
 	sc := &d.sc
 	clear(d.src[:]) // the zero slot is jsonparser.NotExist
+	d.srcFastSeq = 0
 	if !d.plain && len(d.srcOrder) > 0 && sc.depth < maxDepth {
 		if end, ok := d.captureSourceFast(vi); ok {
+			if end > vi+2 { // "{}" returns before the members are listed
+				d.srcFastSeq, d.srcFastAt = d.msgSeq, vi
+			}
 			return end, nil
 		}
 		clear(d.src[:])

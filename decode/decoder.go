@@ -261,6 +261,12 @@ type base struct {
 	// srcPrev is the last source block the compact path read (srcNext the
 	// one under way), for the next one to take its unchanged members from.
 	srcPrev, srcNext srcBlock
+	// msgSeq counts the messages Decode was given; srcFastSeq is msgSeq
+	// when the compact path read this message's source block (starting at
+	// srcFastAt), whose members srcPrev then lists: source.properties is
+	// made from them, without walking the block again.
+	msgSeq, srcFastSeq uint64
+	srcFastAt          int
 
 	mark     int // builder rows at the start of the message
 	rows     int // rows emitted by the current message
@@ -344,6 +350,7 @@ func (d *base) Decode(msg []byte) (Result, error) {
 		return Result{Outcome: Blank}, nil
 	}
 	d.cx.msg = msg
+	d.msgSeq++
 	d.cx.nulled = d.cx.nulled[:0]
 	d.cx.zeroDates = 0
 	d.row.foldErr = nil

@@ -884,6 +884,30 @@ func TestShrink(t *testing.T) {
 // dictionaries on (the default), NULL and empty maps, NULL values, and
 // values that repeat and that do not.
 func TestStringMapsMatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 14))
+	data := make([]byte, 40000)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	checkStringMaps(t, data)
+}
+
+// FuzzStringMaps is TestStringMapsMatch's twin over any maps: the input's
+// bytes choose NULL and empty maps, entry counts, NULL values, and values.
+func FuzzStringMaps(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 200, 201, 7, 7, 7})
+	f.Add(bytes.Repeat([]byte{13, 250, 3}, 300))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<16 {
+			return
+		}
+		checkStringMaps(t, data)
+	})
+}
+
+// checkStringMaps writes the maps data describes with stringMapFor and
+// with the general writer and fails when the files differ.
+func checkStringMaps(t *testing.T, data []byte) {
 	s, err := arrowconv.ParseColumns("ms MAP<STRING, STRING>, mi MAP<STRING, BIGINT>, bag MULTISET<STRING>")
 	if err != nil {
 		t.Fatal(err)
@@ -891,38 +915,48 @@ func TestStringMapsMatch(t *testing.T) {
 	write := func() []byte {
 		bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
 		defer bld.Release()
-		rng := rand.New(rand.NewPCG(3, 14))
+		in := data
+		next := func() byte {
+			if len(in) == 0 {
+				return 0
+			}
+			b := in[0]
+			in = in[1:]
+			return b
+		}
 		path := filepath.Join(t.TempDir(), "m.parquet")
 		w, err := NewParquet(path, s, ParquetOptions{RowGroupRows: 700, Concurrency: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for r := range 3000 {
+		for r := 0; len(in) > 0; r++ {
 			bld.AppendKind(arrowconv.Insert)
 			for c := range s.Columns {
 				col := bld.Column(c).(*arrowconv.MapCol)
-				if rng.IntN(7) == 0 {
+				b := next()
+				if b%7 == 0 {
 					col.AppendNull()
 					continue
 				}
 				col.Start()
-				for k := range rng.IntN(12) {
+				for k := range int(b>>4) % 12 {
 					col.Keys.(*arrowconv.BytesCol).AppendString(fmt.Sprint("key", k))
-					if rng.IntN(5) == 0 {
+					v := next()
+					if v%5 == 0 {
 						col.Values.AppendNull()
 						continue
 					}
-					switch v := col.Values.(type) {
+					switch vc := col.Values.(type) {
 					case *arrowconv.BytesCol:
-						if rng.IntN(2) == 0 {
-							v.AppendString(fmt.Sprint("v", rng.IntN(5)))
+						if v&1 == 0 {
+							vc.AppendString(fmt.Sprint("v", v%5))
 						} else {
-							v.AppendString(fmt.Sprint("u", r, "-", k))
+							vc.AppendString(fmt.Sprint("u", r, "-", k, "-", v))
 						}
 					case *arrowconv.FixedCol[int64]:
-						v.Append(int64(rng.IntN(1 << 20)))
+						vc.Append(int64(v) << (v % 40))
 					case *arrowconv.FixedCol[int32]:
-						v.Append(int32(1 + rng.IntN(3)))
+						vc.Append(int32(1 + v%3))
 					}
 				}
 			}

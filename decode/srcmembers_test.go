@@ -1,0 +1,71 @@
+package decode
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TestSourceMembersMap: source.properties made from the members the
+// compact source path listed equals the map the general converter makes
+// from the block, message after message (members changing, missing,
+// reordered, nested, NULL, escaped; empty; a repeated "source"), strict and
+// lenient.
+func TestSourceMembersMap(t *testing.T) {
+	src := func(ts int, extra string) string {
+		return fmt.Sprintf(`{"version":"1.9.7.Final","connector":"mysql","name":"dbserver1","ts_ms":%d,"snapshot":"false","db":"inventory","sequence":null,"table":"products","server_id":223344,"gtid":null,"file":"mysql-bin.000003","pos":%d,"row":0%s}`, ts, ts*7, extra)
+	}
+	var lines []string
+	for i := range 40 {
+		s := src(1589373515000+i, "")
+		switch i % 8 {
+		case 3:
+			s = src(1589373515000+i, `,"thread":{"id":7},"query":[1,"a"]`)
+		case 2:
+			s = `{}` // the compact path returns before listing members
+		case 5:
+			s = `{"db":"inv\"entory","connector":"mysql","ts_ms":` + fmt.Sprint(i) + `,"table":"t","x":1.5e3,"y":true}`
+		case 6:
+			s = src(1589373515000+i, `,"w":"2"`)
+		}
+		msg := `{"before":null,"after":{"id":` + fmt.Sprint(i) + `},"source":` + s + `,"op":"c","ts_ms":1}`
+		if i%8 == 7 {
+			msg = `{"before":null,"after":{"id":1},"source":` + src(1, "") + `,"source":` + src(2, `,"z":"q"`) + `,"op":"c","ts_ms":1}`
+		}
+		lines = append(lines, msg)
+	}
+	for _, vt := range []string{"STRING"} { // the only type source.properties takes
+		for _, lenient := range []string{"false", "true"} {
+			schema := "id INT, ts TIMESTAMP_LTZ(3) METADATA FROM 'source.timestamp' VIRTUAL, db STRING METADATA FROM 'source.database' VIRTUAL, " +
+				"props MAP<STRING, " + vt + "> METADATA FROM 'source.properties' VIRTUAL"
+			decodeAll := func() (string, string) {
+				d, b := testDecoder(t, memory.NewGoAllocator(), "debezium-json", schema, map[string]string{"debezium-json.ignore-parse-errors": lenient})
+				defer b.Release()
+				var errs strings.Builder
+				for _, l := range lines {
+					if res, err := d.Decode([]byte(l)); err != nil {
+						fmt.Fprintln(&errs, err)
+					} else if res.Err != nil || len(res.Nulled) > 0 {
+						fmt.Fprintln(&errs, res.Err, res.Nulled)
+					}
+				}
+				rec := b.Flush()
+				defer rec.Release()
+				return fmt.Sprint(rec.Column(len(rec.Columns()) - 1).(*array.Map)), errs.String()
+			}
+			fast, fastErrs := decodeAll()
+			sourceMembersFast = false
+			general, generalErrs := decodeAll()
+			sourceMembersFast = true
+			if fast != general || fastErrs != generalErrs {
+				t.Errorf("%s values, lenient %s: from the members\n%s\n%s\nthe general converter\n%s\n%s", vt, lenient, fast, fastErrs, general, generalErrs)
+			}
+			if !strings.Contains(fast, `"1589373515038"`) || !strings.Contains(fast, `"inv\"entory"`) {
+				t.Errorf("the maps lack a member they should hold:\n%s", fast)
+			}
+		}
+	}
+}
