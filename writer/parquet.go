@@ -608,6 +608,7 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 			vs := items.(*array.String)
 			vo, vb = vs.ValueOffsets(), vs.ValueBytes()
 		}
+		nullItems := items.NullN() > 0
 		for i := from; i < to; i++ {
 			s, e := int(offs[i]), int(offs[i+1])
 			if s == e || a.IsNull(i) {
@@ -624,7 +625,7 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 			vl.levels(n, 3)
 			for j := s; j < e; j++ {
 				kl.putBytes(kb[ko[j]-ko[0] : ko[j+1]-ko[0]])
-				if items.IsNull(j) {
+				if nullItems && items.IsNull(j) {
 					vl.nullBack(e - j)
 					continue
 				}
