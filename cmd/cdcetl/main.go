@@ -16,7 +16,6 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
-	_ "github.com/cdcetl/cdcetl/internal/hugeheap/early" // huge pages for the heap, before other packages allocate
 	"github.com/cdcetl/cdcetl/pipeline"
 	"github.com/cdcetl/cdcetl/reader"
 )

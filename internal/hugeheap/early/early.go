@@ -5,6 +5,14 @@
 // the first such by import path, so this runs before the dependencies
 // whose initialization allocates most (iceberg-go, the cloud SDKs).
 // CDCETL_HUGEPAGES=0 turns it off.
+//
+// It also keeps the garbage collector from running while the packages
+// after it initialize (some 16 MB of descriptors and schemas, which kept
+// collecting a heap of 4 MB, with pauses of milliseconds): a ballast, an
+// allocation never touched (no memory behind it), raises the heap goal
+// until the command's own init calls Resume. (runtime/debug's
+// SetGCPercent would do it, but importing runtime/debug would make this
+// package initialize later.)
 package early
 
 import (
@@ -18,13 +26,18 @@ import (
 // heap stays under.
 const Bytes = 192 << 20
 
+// ballast is live, and never touched, while the program initializes.
+var ballast []byte
+
 func init() {
-	if os.Getenv("CDCETL_HUGEPAGES") == "0" {
-		return
-	}
-	if hugeheap.Reserve(Bytes) > 0 {
+	if os.Getenv("CDCETL_HUGEPAGES") != "0" && hugeheap.Reserve(Bytes) > 0 {
 		// The reservation is garbage now: collect it at once, so that
 		// what is allocated from here on lands in the advised range.
 		runtime.GC()
 	}
+	ballast = make([]byte, 64<<20)
 }
+
+// Resume lets go of the ballast: a main package's init calls it, after
+// every package it imports has initialized.
+func Resume() { ballast = nil }
