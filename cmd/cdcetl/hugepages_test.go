@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,17 @@ func TestHugePagesFirst(t *testing.T) {
 		if at < early {
 			t.Errorf("%s is initialized before internal/hugeheap/early: its heap is not advised", heavy)
 		}
+	}
+}
+
+// TestBallastReleased: by the time the command runs, hugeheap/early's
+// ballast (which keeps collections off while packages initialize) is
+// garbage, so the heap is held to what is live.
+func TestBallastReleased(t *testing.T) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if ms.HeapAlloc >= 64<<20 {
+		t.Fatalf("%d MiB live after a collection: the ballast is still held", ms.HeapAlloc>>20)
 	}
 }
