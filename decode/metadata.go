@@ -2,7 +2,6 @@ package decode
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -104,7 +103,7 @@ func (d *base) bindMeta(m *metaCol) error {
 	case "debezium-json source.properties":
 		fromField("source")
 		if m.typ.Kind == arrowconv.Map && d.cx.prod == nil {
-			d.sourceMembersMap(m)
+			m.fill = d.sourceMembersMap(m.fill, m.col.(*arrowconv.MapCol), m.typ)
 		}
 	case "canal-json ingestion-timestamp":
 		m.fill = d.epochMeta(m, "ts", 1e6)
@@ -261,41 +260,6 @@ func sourcePropIndex(k []byte) int {
 	}
 	return -1
 }
-
-// sourceMembersMap makes source.properties (a MAP) from the members the
-// compact path of captureSource listed for this message, when it read the
-// block (source.* metadata is declared too): the block is not walked a
-// second time. Otherwise, and under plain decoding, m's fill is used. The
-// listed keys are unique and unescaped, in the message's order, as the
-// general map converter would have them.
-func (d *base) sourceMembersMap(m *metaCol) {
-	general := m.fill
-	mc := m.col.(*arrowconv.MapCol)
-	keyConv := d.cx.newConv(*m.typ.Elem, mc.Keys)
-	valConv := d.cx.newConv(*m.typ.Value, mc.Values)
-	m.fill = func(c arrowconv.Column) error {
-		if !sourceMembersFast || d.plain || d.srcField < 0 || d.srcFastSeq != d.msgSeq || d.env[d.srcField].t != jsonparser.Object {
-			return general(c)
-		}
-		b, at := d.sc.msg, d.srcFastAt
-		mc.Start()
-		for _, mb := range d.srcPrev.members {
-			name := d.srcOrder[mb.pos].name
-			if err := keyConv(unsafe.Slice(unsafe.StringData(name), len(name)), jsonparser.String); err != nil {
-				return d.cx.nullOrErr(mc, err)
-			}
-			v0 := at + int(mb.v0)
-			if err := valConv(b[v0:v0+int(mb.vn)], mb.t); err != nil {
-				return d.cx.nullOrErr(mc, withPath(err, name))
-			}
-		}
-		return nil
-	}
-}
-
-// sourceMembersFast turns sourceMembersMap's path on (a test compares it
-// with the general one).
-var sourceMembersFast = true
 
 // sourceProp returns one member of debezium's "source" object (which
 // Flink reads as MAP<STRING, STRING>: a non-object is an empty map, and a

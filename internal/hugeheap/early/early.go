@@ -35,7 +35,7 @@ func init() {
 		// what is allocated from here on lands in the advised range.
 		runtime.GC()
 	}
-	ballast = make([]byte, 64<<20)
+	ballast = make([]byte, 24<<20)
 }
 
 // Resume lets go of the ballast: a main package's init calls it, after
