@@ -58,7 +58,7 @@ simdfloor=
 
 # measure NAME CMD... : prints "seconds peakKB" of one run
 measure() {
-  /usr/bin/time -f '%e %M' -o "$dir/time.txt" "$@" >/dev/null 2>"$dir/err.txt" || { cat "$dir/err.txt" >&2; exit 1; }
+  /usr/bin/time -f '%e %M' -o "$dir/time.txt" "${pin[@]}" "$@" >/dev/null 2>"$dir/err.txt" || { cat "$dir/err.txt" >&2; exit 1; }
   cat "$dir/time.txt"
 }
 
@@ -92,6 +92,10 @@ for f in $formats; do
   for r in $(seq "$runs"); do
     for cfg in $configs; do
       sys=${cfg%-*} t=${cfg#*-}
+      # One-thread runs share the core the simdjson floor is pinned to:
+      # the machine's cores differ in load from minute to minute.
+      pin=()
+      [ "$t" = 1 ] && [ -n "$simdfloor" ] && command -v taskset >/dev/null && pin=(taskset -c 0)
       out="$dir/out-$cfg"
       rm -rf "$out"; mkdir -p "$out"
       case $sys in
