@@ -428,9 +428,7 @@ func (d *base) captureSource(vi int) (int, error) {
 	d.srcFastSeq = 0
 	if !d.plain && len(d.srcOrder) > 0 && sc.depth < maxDepth {
 		if end, ok := d.captureSourceFast(vi); ok {
-			if end > vi+2 { // "{}" returns before the members are listed
-				d.srcFastSeq, d.srcFastAt = d.msgSeq, vi
-			}
+			d.srcFastSeq, d.srcFastAt = d.msgSeq, vi
 			return end, nil
 		}
 		clear(d.src[:])
@@ -495,12 +493,11 @@ func (d *base) captureSourceFast(i int) (end int, ok bool) {
 	sc.depth++
 	defer func() { sc.depth-- }()
 	j := i + 1
-	if j < len(b) && b[j] == '}' {
-		return j + 1, true
-	}
 	// The last block read this way, and where its members were: a member
 	// whose bytes, separator included, are the same as the last block's at
-	// the same place is taken from there (see srcBlock).
+	// the same place is taken from there (see srcBlock). Every block read
+	// becomes the last one, "{}" too: its members (none) are this
+	// message's (see sourceMembersMap).
 	prev := &d.srcPrev
 	rec := d.srcNext.members[:0]
 	defer func() {
@@ -512,6 +509,9 @@ func (d *base) captureSourceFast(i int) (end int, ok bool) {
 			d.srcNext.members = rec
 		}
 	}()
+	if j < len(b) && b[j] == '}' {
+		return j + 1, true
+	}
 	// While aligned, member m of prev is where the block is now, shifted
 	// by delta bytes, and the block's bytes up to same (relative to i) are
 	// prev's shifted so.

@@ -25,7 +25,7 @@ func TestSourceMembersMap(t *testing.T) {
 		case 3:
 			s = src(1589373515000+i, `,"thread":{"id":7},"query":[1,"a"]`)
 		case 2:
-			s = `{}` // the compact path returns before listing members
+			s = `{}` // after a full block: its members are none, not the last block's
 		case 5:
 			s = `{"db":"inv\"entory","connector":"mysql","ts_ms":` + fmt.Sprint(i) + `,"table":"t","x":1.5e3,"y":true}`
 		case 6:

@@ -611,13 +611,14 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 		nullItems := items.NullN() > 0
 		for i := from; i < to; i++ {
 			s, e := int(offs[i]), int(offs[i+1])
-			if s == e || a.IsNull(i) {
-				def := 1 // empty
-				if a.IsNull(i) {
-					def = 0
-				}
-				kl.level(0, def)
-				vl.level(0, def)
+			if a.IsNull(i) {
+				kl.level(0, 0)
+				vl.level(0, 0)
+				continue
+			}
+			if s == e {
+				kl.level(0, 1) // empty
+				vl.level(0, 1)
 				continue
 			}
 			n := e - s

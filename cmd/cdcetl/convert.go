@@ -22,7 +22,6 @@ import (
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
 	"github.com/cdcetl/cdcetl/infer"
-	"github.com/cdcetl/cdcetl/internal/hugeheap/early"
 	"github.com/cdcetl/cdcetl/internal/outdir"
 	"github.com/cdcetl/cdcetl/internal/setting"
 	"github.com/cdcetl/cdcetl/objstore"
@@ -833,7 +832,6 @@ var settingFlags = map[setting.Name]string{
 // The library's messages name the flags (before anything runs: its
 // package-level errors spell settings when they are read).
 func init() {
-	early.Resume() // every imported package is initialized: collect again
 	setting.Spell = func(n setting.Name) string {
 		if f, ok := settingFlags[n]; ok {
 			return f

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/decode"
+	"github.com/cdcetl/cdcetl/internal/hugeheap/early"
 	"github.com/cdcetl/cdcetl/pipeline"
 	"github.com/cdcetl/cdcetl/reader"
 )
@@ -83,6 +84,9 @@ given as in Flink DDL (--option canal-json.ignore-parse-errors=true).
 Exit status: 0 ok, 1 failed, 2 usage, 3 some inputs failed (--keep-going)
 or were not moved (--on-success), 4 audit found gaps, 130 interrupted (a watcher exits 0 when stopped by SIGINT or SIGTERM).
 `
+
+// Every imported package is initialized: collections may run again.
+func init() { early.Resume() }
 
 func main() {
 	if os.Getenv("GOMEMLIMIT") == "" && debug.SetMemoryLimit(-1) == math.MaxInt64 {
