@@ -735,25 +735,11 @@ func TestFlatListsMatchEmitter(t *testing.T) {
 				}
 			}
 			if bld.Len() == 250 {
-				rec := bld.Flush()
-				if err := w.Write(context.Background(), rec); err != nil {
-					t.Fatal(err)
-				}
-				rec.Release()
+				flushTo(t, w, bld)
 			}
 		}
-		if rec := bld.Flush(); rec != nil {
-			w.Write(context.Background(), rec)
-			rec.Release()
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		flushTo(t, w, bld)
+		return closeRead(t, w, path)
 	}
 	flat := write()
 	flatLists = false
@@ -961,27 +947,11 @@ func checkStringMaps(t *testing.T, data []byte) {
 				}
 			}
 			if bld.Len() == 256 {
-				rec := bld.Flush()
-				if err := w.Write(context.Background(), rec); err != nil {
-					t.Fatal(err)
-				}
-				rec.Release()
+				flushTo(t, w, bld)
 			}
 		}
-		if rec := bld.Flush(); rec != nil {
-			if err := w.Write(context.Background(), rec); err != nil {
-				t.Fatal(err)
-			}
-			rec.Release()
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		flushTo(t, w, bld)
+		return closeRead(t, w, path)
 	}
 	fast := write()
 	flatStringMaps = false
@@ -990,4 +960,30 @@ func checkStringMaps(t *testing.T, data []byte) {
 	if !bytes.Equal(fast, general) {
 		t.Fatalf("stringMapFor wrote a different file (%d bytes) than the general map writer (%d bytes)", len(fast), len(general))
 	}
+}
+
+// flushTo writes what bld holds to w as one batch (nothing when empty).
+func flushTo(t *testing.T, w *Parquet, bld *arrowconv.Builder) {
+	t.Helper()
+	rec := bld.Flush()
+	if rec == nil {
+		return
+	}
+	defer rec.Release()
+	if err := w.Write(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// closeRead closes w and returns the bytes of the file it wrote at path.
+func closeRead(t *testing.T, w *Parquet, path string) []byte {
+	t.Helper()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -112,9 +112,9 @@ func TestIcebergKillAndRestart(t *testing.T) {
 	unreferenced(t, wh, false)
 }
 
-// unreferenced fails t for each data file under wh that no snapshot
-// refers to (but compactions' outputs, with compactions), and each
-// temporary file.
+// unreferenced fails t for each data or delete file under wh that no
+// snapshot refers to (but compactions' outputs, with compactions), and
+// each temporary file.
 func unreferenced(t *testing.T, wh string, compactions bool) {
 	t.Helper()
 	l, err := lake.Open(context.Background(), wh, "")
@@ -136,8 +136,9 @@ func unreferenced(t *testing.T, wh string, compactions bool) {
 		if compactions && strings.HasPrefix(d.Name(), "compact-") {
 			return nil
 		}
-		if strings.Contains(p, string(filepath.Separator)+"data"+string(filepath.Separator)) && !refs[p] {
-			t.Errorf("data file no snapshot refers to: %s", p)
+		sep := string(filepath.Separator)
+		if (strings.Contains(p, sep+"data"+sep) || strings.Contains(p, sep+lake.DeletesDir+sep)) && !refs[p] {
+			t.Errorf("file no snapshot refers to: %s", p)
 		}
 		return nil
 	})

@@ -110,65 +110,32 @@ func TestIcebergUpsertKillAndRestart(t *testing.T) {
 	if killed < rounds/2 {
 		t.Errorf("only %d of %d runs were killed mid-way: the test did not test much", killed, rounds)
 	}
-	got := upsertRows(t, wh)
-	if len(got) != len(want) {
-		t.Errorf("the tables hold %d keys, the replayed changelog %d", len(got), len(want))
-	}
-	for id, name := range want {
-		if got[id] != name {
-			t.Fatalf("id %d: %q, want %q", id, got[id], name)
-		}
-	}
+	sameUpsertState(t, wh, want, "after the last run")
 	// No file is left that no snapshot refers to, and no temporary file,
 	// but a killed compaction's output (the loads maintain their tables),
 	// which maintain removes once it is older than --older-than (another
 	// process may be writing it); after maintain --older-than 0s, none.
-	unreferencedUpsert(t, wh, true)
+	unreferenced(t, wh, true)
 	if out, err := exec.Command(bin, "maintain", "-o", wh, "--older-than", "0s").CombinedOutput(); err != nil {
 		t.Fatalf("maintain: %v\n%s", err, out)
 	}
-	got = upsertRows(t, wh)
+	sameUpsertState(t, wh, want, "after maintain")
+	unreferenced(t, wh, false)
+}
+
+// sameUpsertState fails t unless the tables under wh hold exactly want
+// (id to name), the replayed changelog.
+func sameUpsertState(t *testing.T, wh string, want map[int]string, when string) {
+	t.Helper()
+	got := upsertRows(t, wh)
 	if len(got) != len(want) {
-		t.Errorf("after maintain the tables hold %d keys, the replayed changelog %d", len(got), len(want))
+		t.Errorf("%s the tables hold %d keys, the replayed changelog %d", when, len(got), len(want))
 	}
 	for id, name := range want {
 		if got[id] != name {
-			t.Fatalf("after maintain, id %d: %q, want %q", id, got[id], name)
+			t.Fatalf("%s, id %d: %q, want %q", when, id, got[id], name)
 		}
 	}
-	unreferencedUpsert(t, wh, false)
-}
-
-// unreferencedUpsert fails t for each data or delete file under wh that no
-// snapshot refers to (but compactions' outputs, with compactions), and
-// each temporary file.
-func unreferencedUpsert(t *testing.T, wh string, compactions bool) {
-	t.Helper()
-	l, err := lake.Open(context.Background(), wh, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	refs, err := l.Referenced(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sep := string(filepath.Separator)
-	filepath.WalkDir(wh, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if strings.HasSuffix(p, ".tmp") {
-			t.Errorf("temporary file left: %s", p)
-		}
-		if compactions && strings.HasPrefix(d.Name(), "compact-") {
-			return nil
-		}
-		if (strings.Contains(p, sep+"data"+sep) || strings.Contains(p, sep+lake.DeletesDir+sep)) && !refs[p] {
-			t.Errorf("file no table refers to: %s", p)
-		}
-		return nil
-	})
 }
 
 // upsertRows scans inv.t0 and inv.t1 (id, name) and fails on a key held
