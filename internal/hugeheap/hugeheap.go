@@ -23,3 +23,9 @@ func Enabled() bool { return enabled() }
 // be zero). It returns the bytes advised (0 when the system has no
 // transparent huge pages or always uses them).
 func Reserve(n int) int { return reserve(n) }
+
+// Advise asks for huge pages for the 2 MiB pages b covers whole, without
+// touching them, and returns the bytes advised. For memory the program
+// allocates before Reserve and lets go of later (a ballast): the heap
+// hands its range out again after it is freed.
+func Advise(b []byte) int { return advise(b) }

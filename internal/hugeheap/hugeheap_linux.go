@@ -22,11 +22,17 @@ func reserve(n int) int {
 	if n < 2*hugePage || !enabled() {
 		return 0
 	}
-	b := make([]byte, n)
+	return advise(make([]byte, n))
+}
+
+func advise(b []byte) int {
+	if len(b) < hugePage || !enabled() {
+		return 0
+	}
 	base := unsafe.Pointer(unsafe.SliceData(b))
 	p := uintptr(base)
 	start := (p + hugePage - 1) &^ (hugePage - 1)
-	end := (p + uintptr(n)) &^ (hugePage - 1)
+	end := (p + uintptr(len(b))) &^ (hugePage - 1)
 	if end <= start {
 		return 0
 	}

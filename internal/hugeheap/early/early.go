@@ -30,12 +30,20 @@ const Bytes = 192 << 20
 var ballast []byte
 
 func init() {
+	// The ballast comes first, from memory the heap has never used: a
+	// large allocation there is known to be zero, so nothing writes it.
+	// Made after the reservation below, it would reuse the reservation's
+	// freed pages, which the allocator clears: 24 MiB written for nothing
+	// (15% of an empty run's start).
+	ballast = make([]byte, 24<<20)
 	if os.Getenv("CDCETL_HUGEPAGES") != "0" && hugeheap.Reserve(Bytes) > 0 {
+		// The ballast's range is handed out again once Resume lets go of
+		// it: advised too, so it is no island of small pages.
+		hugeheap.Advise(ballast)
 		// The reservation is garbage now: collect it at once, so that
 		// what is allocated from here on lands in the advised range.
 		runtime.GC()
 	}
-	ballast = make([]byte, 24<<20)
 }
 
 // Resume lets go of the ballast: a main package's init calls it, after
