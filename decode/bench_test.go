@@ -235,3 +235,60 @@ func BenchmarkEncode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUnescapedShortcut: decoding with and without setMsg's search
+// for the message's first backslash, in turns on the same input (the
+// machine's drift cancels); the metric is the time without it over the
+// time with it.
+func BenchmarkUnescapedShortcut(b *testing.B) {
+	for _, shape := range cdcgen.Shapes {
+		for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
+			b.Run(shape+"/"+format, func(b *testing.B) {
+				data, lines := shapeInput(b, format, shape)
+				f, _ := Lookup(format)
+				s, err := arrowconv.ParseColumns(cdcgen.SchemaForShape(format, shape))
+				if err != nil {
+					b.Fatal(err)
+				}
+				o, err := ParseOptions(f, nil, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var runs [2]func()
+				for k := range runs {
+					bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+					d, err := New(f, s, o, bld)
+					if err != nil {
+						b.Fatal(err)
+					}
+					on := k == 0
+					runs[k] = func() {
+						unescapedFast = on
+						defer func() { unescapedFast = true }()
+						for _, l := range lines {
+							if _, err := d.Decode(l); err != nil {
+								b.Fatal(err)
+							}
+							if bld.Len() >= 16384 {
+								bld.Flush().Release()
+							}
+						}
+					}
+				}
+				var ratios []float64
+				b.SetBytes(2 * int64(len(data)))
+				for b.Loop() {
+					var el [2]time.Duration
+					for k, run := range runs {
+						start := time.Now()
+						run()
+						el[k] = time.Since(start)
+					}
+					ratios = append(ratios, float64(el[1])/float64(el[0]))
+				}
+				slices.Sort(ratios)
+				b.ReportMetric(ratios[len(ratios)/2], "off/on")
+			})
+		}
+	}
+}

@@ -349,7 +349,7 @@ func (d *base) Decode(msg []byte) (Result, error) {
 	if len(msg) == 0 {
 		return Result{Outcome: Blank}, nil
 	}
-	d.cx.msg = msg
+	d.cx.setMsg(msg, !d.plain)
 	d.msgSeq++
 	d.cx.nulled = d.cx.nulled[:0]
 	d.cx.zeroDates = 0
