@@ -14,12 +14,12 @@ import (
 )
 
 // BenchmarkParquetWriter writes decoded batches to snappy Parquet (the
-// writer alone): MB/s of the JSON those rows came from. products in canal
-// and maxwell; the envelope shape (maps and lists of metadata) and wide
-// rows in each format.
+// writer alone): MB/s of the JSON those rows came from, for each format
+// and shape (products, the envelope shape's maps and lists of metadata,
+// wide rows).
 func BenchmarkParquetWriter(b *testing.B) {
 	type job struct{ name, shape, format string }
-	jobs := []job{{"canal-json", "products", "canal-json"}, {"maxwell-json", "products", "maxwell-json"}}
+	jobs := []job{{"canal-json", "products", "canal-json"}, {"maxwell-json", "products", "maxwell-json"}, {"ogg-json", "products", "ogg-json"}, {"debezium-json", "products", "debezium-json"}}
 	for _, shape := range []string{"envelope", "wide"} {
 		for _, format := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
 			jobs = append(jobs, job{shape + "/" + format, shape, format})
