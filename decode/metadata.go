@@ -102,7 +102,7 @@ func (d *base) bindMeta(m *metaCol) error {
 		fromField("schema")
 	case "debezium-json source.properties":
 		fromField("source")
-		if m.typ.Kind == arrowconv.Map && d.cx.prod == nil {
+		if m.typ.Kind == arrowconv.Map {
 			m.fill = d.sourceMembersMap(m.fill, m.col.(*arrowconv.MapCol), m.typ)
 		}
 	case "canal-json ingestion-timestamp":

@@ -13,8 +13,10 @@ import (
 // it read the block (source.* metadata is declared too): the block is not
 // walked a second time. Otherwise, and under plain decoding, general
 // fills it. The listed keys are unique and unescaped, in the message's
-// order, as the general map converter would have them.
+// order, as the general map converter would have them; the key and value
+// converters are the ones it has (under producer semantics too).
 func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowconv.MapCol, typ arrowconv.Type) func(arrowconv.Column) error {
+	d.cx.curEnc = nil // as the general map converter builds its own: each type's default encoding
 	keyConv := d.cx.newConv(*typ.Elem, mc.Keys)
 	valConv := d.cx.newConv(*typ.Value, mc.Values)
 	return func(c arrowconv.Column) error {

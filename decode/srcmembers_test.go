@@ -7,13 +7,15 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
 // TestSourceMembersMap: source.properties made from the members the
 // compact source path listed equals the map the general converter makes
 // from the block, message after message (members changing, missing,
 // reordered, nested, NULL, escaped; empty; a repeated "source"), strict and
-// lenient.
+// lenient, with Flink's and with producer semantics.
 func TestSourceMembersMap(t *testing.T) {
 	src := func(ts int, extra string) string {
 		return fmt.Sprintf(`{"version":"1.9.7.Final","connector":"mysql","name":"dbserver1","ts_ms":%d,"snapshot":"false","db":"inventory","sequence":null,"table":"products","server_id":223344,"gtid":null,"file":"mysql-bin.000003","pos":%d,"row":0%s}`, ts, ts*7, extra)
@@ -37,12 +39,12 @@ func TestSourceMembersMap(t *testing.T) {
 		}
 		lines = append(lines, msg)
 	}
-	for _, vt := range []string{"STRING"} { // the only type source.properties takes
+	for _, producer := range []bool{false, true} { // the only type source.properties takes is STRING
 		for _, lenient := range []string{"false", "true"} {
 			schema := "id INT, ts TIMESTAMP_LTZ(3) METADATA FROM 'source.timestamp' VIRTUAL, db STRING METADATA FROM 'source.database' VIRTUAL, " +
-				"props MAP<STRING, " + vt + "> METADATA FROM 'source.properties' VIRTUAL"
+				"props MAP<STRING, STRING> METADATA FROM 'source.properties' VIRTUAL"
 			decodeAll := func() (string, string) {
-				d, b := testDecoder(t, memory.NewGoAllocator(), "debezium-json", schema, map[string]string{"debezium-json.ignore-parse-errors": lenient})
+				d, b := srcDecoder(t, schema, lenient, producer)
 				defer b.Release()
 				var errs strings.Builder
 				for _, l := range lines {
@@ -61,11 +63,36 @@ func TestSourceMembersMap(t *testing.T) {
 			general, generalErrs := decodeAll()
 			sourceMembersFast = true
 			if fast != general || fastErrs != generalErrs {
-				t.Errorf("%s values, lenient %s: from the members\n%s\n%s\nthe general converter\n%s\n%s", vt, lenient, fast, fastErrs, general, generalErrs)
+				t.Errorf("producer %v, lenient %s: from the members\n%s\n%s\nthe general converter\n%s\n%s", producer, lenient, fast, fastErrs, general, generalErrs)
 			}
 			if !strings.Contains(fast, `"1589373515038"`) || !strings.Contains(fast, `"inv\"entory"`) {
 				t.Errorf("the maps lack a member they should hold:\n%s", fast)
 			}
 		}
 	}
+}
+
+// srcDecoder is a debezium-json decoder of schema, lenient or not, with
+// Flink's or producer semantics.
+func srcDecoder(t *testing.T, schema, lenient string, producer bool) (Decoder, *arrowconv.Builder) {
+	t.Helper()
+	f, _ := Lookup("debezium-json")
+	s, err := arrowconv.ParseColumns(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := ParseOptions(f, map[string]string{"debezium-json.ignore-parse-errors": lenient}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Producer = producer
+	if err := o.Check(f); err != nil {
+		t.Fatal(err)
+	}
+	b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+	d, err := New(f, s, o, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, b
 }
