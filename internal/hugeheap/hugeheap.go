@@ -24,6 +24,12 @@ func Enabled() bool { return enabled() }
 // transparent huge pages or always uses them).
 func Reserve(n int) int { return reserve(n) }
 
+// ReserveAfter is Reserve for memory allocated just after prev (a
+// ballast): when the heap laid the two out one after the other, the range
+// advised runs from prev's start to the reservation's end, so the huge
+// page they share is advised too (neither covers it whole alone).
+func ReserveAfter(prev []byte, n int) int { return reserveAfter(prev, n) }
+
 // Advise asks for huge pages for the 2 MiB pages b covers whole, without
 // touching them, and returns the bytes advised. For memory the program
 // allocates before Reserve and lets go of later (a ballast): the heap

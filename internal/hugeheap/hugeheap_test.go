@@ -37,6 +37,25 @@ func TestReserveAdvises(t *testing.T) {
 	t.Fatalf("none of %d allocations after Reserve landed in memory advised for huge pages", len(held))
 }
 
+// TestReserveAfterJunction: the huge page holding a ballast's end and the
+// reservation's start is advised (each alone covers it only in part).
+func TestReserveAfterJunction(t *testing.T) {
+	if runtime.GOOS != "linux" || !Enabled() {
+		t.Skip("transparent huge pages are not given on request here")
+	}
+	prev := make([]byte, 5<<20+512<<10) // ends inside a huge page
+	if n := ReserveAfter(prev, 64<<20); n < 32<<20 {
+		t.Fatalf("ReserveAfter advised %d bytes", n)
+	}
+	end := uintptr(unsafe.Pointer(&prev[len(prev)-1]))
+	if end%(2<<20) == 2<<20-1 {
+		t.Skip("prev ends on a huge-page boundary")
+	}
+	if !advised(t, end) {
+		t.Fatal("the huge page holding prev's end is not advised")
+	}
+}
+
 func TestReserveSmall(t *testing.T) {
 	if got := Reserve(1 << 20); got != 0 {
 		t.Fatalf("Reserve(1 MiB) = %d, want 0 (smaller than two huge pages)", got)

@@ -36,10 +36,9 @@ func init() {
 	// freed pages, which the allocator clears: 24 MiB written for nothing
 	// (15% of an empty run's start).
 	ballast = make([]byte, 24<<20)
-	if os.Getenv("CDCETL_HUGEPAGES") != "0" && hugeheap.Reserve(Bytes) > 0 {
-		// The ballast's range is handed out again once Resume lets go of
-		// it: advised too, so it is no island of small pages.
-		hugeheap.Advise(ballast)
+	// The ballast's range is handed out again once Resume lets go of it:
+	// advised with the reservation, so it is no island of small pages.
+	if os.Getenv("CDCETL_HUGEPAGES") != "0" && hugeheap.ReserveAfter(ballast, Bytes) > 0 {
 		// The reservation is garbage now: collect it at once, so that
 		// what is allocated from here on lands in the advised range.
 		runtime.GC()
