@@ -41,7 +41,7 @@ func reserveAfter(prev []byte, n int) int {
 	b0, b1 := span(r)
 	if len(prev) == 0 || b0 < a1 || b0-a1 > hugePage {
 		// Not laid out one after the other: each on its own.
-		return advise(prev) + advise(r)
+		return adviseRange(a0, a1) + adviseRange(b0, b1)
 	}
 	// The huge page holding the end of prev and the start of r is covered
 	// whole by neither alone.
