@@ -8,6 +8,7 @@ package cdcgen
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,8 +67,16 @@ func SchemaForShape(format, shape string) string {
 	return SchemaFor(format)
 }
 
+// Formats are the formats the generators write.
+var Formats = []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"}
+
 // NewShape returns a generator of shape's messages in format.
 func NewShape(format, shape string, seed uint64) (interface{ Next([]byte) []byte }, error) {
+	if !slices.Contains(Formats, format) {
+		// New writes Debezium for a name it does not know: a typo would
+		// otherwise give a benchmark the wrong format under the right name.
+		return nil, fmt.Errorf("unknown format %q (%s)", format, strings.Join(Formats, ", "))
+	}
 	switch shape {
 	case "", "products":
 		return New(format, seed), nil

@@ -21,16 +21,16 @@ func main() {
 	run := flag.Int("run", 0, "with -tables: the tables in turn, this many messages each (0: at random)")
 	shape := flag.String("shape", "products", "products, envelope (full producer envelopes, every metadata column) or wide (60 columns, half NULL)")
 	flag.Parse()
-	if *schema {
-		fmt.Println(cdcgen.SchemaForShape(*format, *shape))
-		return
-	}
-	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	g, err := cdcgen.NewShape(*format, *shape, *seed)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	if *schema {
+		fmt.Println(cdcgen.SchemaForShape(*format, *shape))
+		return
+	}
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	if p, ok := g.(*cdcgen.Generator); ok {
 		p.Tables, p.Run = *tables, *run
 	}
