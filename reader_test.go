@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,8 +44,6 @@ func printAll(t *testing.T, rr *Reader) string {
 // same file, with every metadata column of the shape declared; in batches
 // of any size, gzip or not.
 func TestReaderAgreesWithConvert(t *testing.T) {
-	// The generator writes the four CDC formats (plain JSON rows have
-	// tests of their own).
 	for _, format := range cdcgen.Formats {
 		for _, shape := range cdcgen.Shapes {
 			t.Run(format+"/"+shape, func(t *testing.T) {
@@ -56,50 +55,69 @@ func TestReaderAgreesWithConvert(t *testing.T) {
 				for range 300 {
 					data = append(g.Next(data), '\n')
 				}
-				path := filepath.Join(t.TempDir(), "in.jsonl")
-				if err := os.WriteFile(path, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
 				d := Decoding{Format: format, Schema: cdcgen.SchemaForShape(format, shape)}
 				if shape == "products" {
 					// Where each row came from, too.
 					d.Schema += ", `_file` STRING METADATA FROM 'file.name' VIRTUAL, `_line` BIGINT METADATA FROM 'file.line' VIRTUAL"
 				}
-				var want bytes.Buffer
-				cfg, err := Job{Inputs: []string{path}, Decoding: d, Stdout: &want}.Config()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := pipeline.Run(context.Background(), cfg, []string{path}); err != nil {
-					t.Fatal(err)
-				}
-				if want.Len() == 0 {
-					t.Fatal("convert printed nothing")
-				}
-				var gz bytes.Buffer
-				zw := gzip.NewWriter(&gz)
-				zw.Write(data)
-				zw.Close()
-				for _, c := range []struct {
-					in   []byte
-					rows int
-				}{{data, 16384}, {data, 7}, {gz.Bytes(), 1}} {
-					mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-					rr, err := NewReader(bytes.NewReader(c.in), d, WithBatchRows(c.rows), WithAllocator(mem), WithName("in.jsonl"))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got := printAll(t, rr); got != want.String() {
-						t.Fatalf("batch rows %d: the reader's rows differ from convert's:\n%s", c.rows, firstDiff(got, want.String()))
-					}
-					if n := rr.Counts().Messages; n != 300 {
-						t.Errorf("%d messages counted, want 300", n)
-					}
-					rr.Release()
-					mem.AssertSize(t, 0)
-				}
+				checkReaderAgrees(t, data, d)
 			})
 		}
+	}
+	// Plain JSON rows (the generator writes only the CDC formats).
+	t.Run("json", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 300))
+		var data []byte
+		for i := range 300 {
+			data = fmt.Appendf(data, `{"id":%d,"name":"item \"%d\"\n","weight":%d.%02d,"quantity":%s,"in_stock":%t}`+"\n",
+				i, rng.IntN(1000), rng.IntN(1000), rng.IntN(100), []string{"null", "7", "-12"}[rng.IntN(3)], rng.IntN(2) == 0)
+		}
+		checkReaderAgrees(t, data, Decoding{Format: "json", Schema: "id BIGINT, name STRING, weight DECIMAL(10, 2), quantity INT, in_stock BOOLEAN, " +
+			"`_line` BIGINT METADATA FROM 'file.line' VIRTUAL"})
+	})
+}
+
+// checkReaderAgrees fails when the Reader's rows of data (300 messages)
+// differ from what convert prints for the same file, in batches of any
+// size, gzip or not.
+func checkReaderAgrees(t *testing.T, data []byte, d Decoding) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	cfg, err := Job{Inputs: []string{path}, Decoding: d, Stdout: &want}.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.Run(context.Background(), cfg, []string{path}); err != nil {
+		t.Fatal(err)
+	}
+	if want.Len() == 0 {
+		t.Fatal("convert printed nothing")
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(data)
+	zw.Close()
+	for _, c := range []struct {
+		in   []byte
+		rows int
+	}{{data, 16384}, {data, 7}, {gz.Bytes(), 1}} {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		rr, err := NewReader(bytes.NewReader(c.in), d, WithBatchRows(c.rows), WithAllocator(mem), WithName("in.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := printAll(t, rr); got != want.String() {
+			t.Fatalf("batch rows %d: the reader's rows differ from convert's:\n%s", c.rows, firstDiff(got, want.String()))
+		}
+		if n := rr.Counts().Messages; n != 300 {
+			t.Errorf("%d messages counted, want 300", n)
+		}
+		rr.Release()
+		mem.AssertSize(t, 0)
 	}
 }
 
