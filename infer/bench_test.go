@@ -10,7 +10,7 @@ import (
 // and shape (what inspect and a routed conversion that reads an input
 // again spend per message).
 func BenchmarkObserve(b *testing.B) {
-	for _, f := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
+	for _, f := range cdcgen.Formats {
 		for _, shape := range []string{"products", "envelope", "wide"} {
 			g, err := cdcgen.NewShape(f, shape, 1)
 			if err != nil {

@@ -47,7 +47,7 @@ func joinInputs(t testing.TB) map[string][][]byte {
 		}
 		in[p] = lines
 	}
-	for _, f := range []string{"canal-json", "maxwell-json", "ogg-json", "debezium-json"} {
+	for _, f := range cdcgen.Formats {
 		for _, shape := range []string{"products", "envelope", "wide"} {
 			g, err := cdcgen.NewShape(f, shape, 7)
 			if err != nil {
