@@ -1,11 +1,11 @@
 package writer
 
 // room returns s with room for n more elements, doubling its capacity
-// when it must grow. A dictionary leaf keeps its indexes and levels for a
-// whole column chunk; grown by append, by a quarter at a time once large,
-// a chunk's buffers allocated about five times their final size, all of
-// it memory the process touched for the first time (page faults were a
-// fifth of a one-worker conversion's time on the benchmark machines).
+// when it must grow. Grown by append, by a quarter at a time once large,
+// a leaf's page and index buffers allocated about five times their final
+// size, all of it memory the process touched for the first time (page
+// faults were a fifth of a one-worker conversion's time on the benchmark
+// machines).
 func room[T any](s []T, n int) []T {
 	if n <= cap(s)-len(s) {
 		return s

@@ -595,7 +595,19 @@ func isText(k arrowconv.Kind) bool {
 // set at once and keys (and STRING values) are read from the arrays'
 // buffers, not through a putter per entry. textValues says the values
 // are STRING; otherwise vput puts them.
+//
+// A row whose keys are the previous row's (same count, lengths and bytes:
+// a producer writes its metadata maps the same way every time) takes that
+// row's key dictionary indexes at once, while the key leaf's dictionary is
+// the one they were taken from.
 func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, int)) colFunc {
+	var prev struct {
+		keys []byte  // the row's key bytes, end to end
+		ends []int32 // where each key ends in keys
+		idx  []int32 // the keys' dictionary indexes
+		gen  uint32  // kl.dictGen they belong to
+		ok   bool
+	}
 	return func(arr arrow.Array, from, to int) {
 		a := arr.(*array.Map)
 		offs := a.Offsets()[a.Data().Offset():]
@@ -624,8 +636,27 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 			n := e - s
 			kl.levels(n, 2)
 			vl.levels(n, 3)
+			rowKeys := kb[ko[s]-ko[0] : ko[e]-ko[0]]
+			if kl.dict && !kl.plainChunk && prev.ok && prev.gen == kl.dictGen && len(prev.idx) == n &&
+				string(rowKeys) == string(prev.keys) && sameEnds(ko[s:e+1], prev.ends) {
+				kl.idx = append(room(kl.idx, n), prev.idx...)
+				kl.last = prev.idx[n-1]
+			} else {
+				for j := s; j < e; j++ {
+					kl.putBytes(kb[ko[j]-ko[0] : ko[j+1]-ko[0]])
+				}
+				// Remember the row when its keys went through the dictionary.
+				if prev.ok = kl.dict && !kl.plainChunk; prev.ok {
+					prev.keys = append(prev.keys[:0], rowKeys...)
+					prev.ends = prev.ends[:0]
+					for j := s; j < e; j++ {
+						prev.ends = append(prev.ends, ko[j+1]-ko[s])
+					}
+					prev.idx = append(prev.idx[:0], kl.idx[len(kl.idx)-n:]...)
+					prev.gen = kl.dictGen
+				}
+			}
 			for j := s; j < e; j++ {
-				kl.putBytes(kb[ko[j]-ko[0] : ko[j+1]-ko[0]])
 				if nullItems && items.IsNull(j) {
 					vl.nullBack(e - j)
 					continue
@@ -638,6 +669,18 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 			}
 		}
 	}
+}
+
+// sameEnds says whether the key offsets offs (a row's, n+1 of them) end
+// the keys where ends (relative to the row's first key) does.
+func sameEnds(offs, ends []int32) bool {
+	base := offs[0]
+	for i, e := range ends {
+		if offs[i+1]-base != e {
+			return false
+		}
+	}
+	return true
 }
 
 // emitterFor builds the level-computing emitter for a value of type t.
@@ -940,6 +983,10 @@ func (p *Parquet) writeRecords(ctx context.Context, recs []arrow.RecordBatch) er
 							return err
 						}
 						l.reset()
+					} else if l.indexPagesFull() {
+						if err := l.streamPages(p.codec); err != nil {
+							return err
+						}
 					}
 				}
 			}
@@ -1020,6 +1067,9 @@ func (p *Parquet) flushRowGroup() error {
 	}
 	for i, l := range p.leaves {
 		off := p.off
+		if err := l.head.each(p.write); err != nil {
+			return err
+		}
 		if err := l.chunk.each(p.write); err != nil {
 			return err
 		}
@@ -1043,7 +1093,7 @@ func (p *Parquet) flushRowGroup() error {
 func (p *Parquet) Buffered() int {
 	n := p.pendingBytes
 	for _, l := range p.leaves {
-		n += l.chunk.len() + len(l.vals) + len(l.rep) + len(l.def) + 4*len(l.idx) + 8*len(l.ints) + 4*len(l.ints32) + l.dictVals.size()
+		n += l.head.len() + l.chunk.len() + len(l.vals) + len(l.rep) + len(l.def) + 4*len(l.idx) + 8*len(l.ints) + 4*len(l.ints32) + l.dictVals.size()
 	}
 	return n
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
@@ -30,20 +31,29 @@ import (
 // this writer's encoding code): every value with its levels, the chunk
 // statistics, and the page indexes, against what the test computes from
 // its own input.
+//
+// With a small dictSample, dictionary leaves write their index pages as
+// they fill (streamPages), and some fall back to PLAIN after that: chunks
+// of index pages, then the dictionary page, then PLAIN pages.
 func TestParquetReadBack(t *testing.T) {
-	for _, dict := range []bool{false, true} {
+	for _, c := range []struct {
+		dict     bool
+		sample   int
+		maxBatch int // small batches: dictionaries overflow after pages were streamed
+	}{{false, dictSample, 900}, {true, dictSample, 900}, {true, 100, 900}, {true, 100, 40}} {
 		var files [][]byte
 		for _, conc := range []int{1, 4} {
-			t.Run(fmt.Sprintf("dictionary=%v,concurrency=%d", dict, conc), func(t *testing.T) {
-				defer func(p, d, m int) { pageBytes, dictLimitBytes, minConcurrentRows = p, d, m }(pageBytes, dictLimitBytes, minConcurrentRows)
+			t.Run(fmt.Sprintf("dictionary=%v,sample=%d,batch=%d,concurrency=%d", c.dict, c.sample, c.maxBatch, conc), func(t *testing.T) {
+				defer func(p, d, m, s int) { pageBytes, dictLimitBytes, minConcurrentRows, dictSample = p, d, m, s }(pageBytes, dictLimitBytes, minConcurrentRows, dictSample)
 				pageBytes, dictLimitBytes = 512, 1200 // many pages; some row groups keep their dictionary, others fall back to PLAIN mid-chunk
 				minConcurrentRows = 1                 // columns encoded concurrently however small the batch
-				files = append(files, testParquetReadBack(t, dict, conc))
+				dictSample = c.sample
+				files = append(files, testParquetReadBack(t, c.dict, conc, c.maxBatch))
 			})
 		}
 		// Columns encoded concurrently give the same file, byte for byte.
 		if len(files) == 2 && !bytes.Equal(files[0], files[1]) {
-			t.Errorf("dictionary=%v: concurrency 4 wrote a different file than concurrency 1", dict)
+			t.Errorf("dictionary=%v, sample=%d, batch=%d: concurrency 4 wrote a different file than concurrency 1", c.dict, c.sample, c.maxBatch)
 		}
 	}
 }
@@ -57,7 +67,7 @@ type tval struct {
 	nan      bool
 }
 
-func testParquetReadBack(t *testing.T, dict bool, concurrency int) []byte {
+func testParquetReadBack(t *testing.T, dict bool, concurrency, maxBatch int) []byte {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s, err := arrowconv.ParseColumns("i BIGINT, s STRING, d DOUBLE, dec DECIMAL(30, 3), b BOOLEAN, l ARRAY<STRING>")
@@ -78,7 +88,7 @@ func testParquetReadBack(t *testing.T, dict bool, concurrency int) []byte {
 	}
 	path := w.file.path
 	for n := 0; n < rows; {
-		batch := min(rows-n, 1+rng.IntN(900))
+		batch := min(rows-n, 1+rng.IntN(maxBatch))
 		for range batch {
 			r := &want[n]
 			kind := arrowconv.RowKind(rng.IntN(4))
@@ -184,6 +194,10 @@ func testParquetReadBack(t *testing.T, dict bool, concurrency int) []byte {
 			t.Errorf("row group %d: BIGINT chunk encodings %v, want %v among them", g, enc, want)
 		}
 	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	first, multiPage := 0, 0
 	for g, rg := range pf.RowGroups() {
 		n := int(rg.NumRows())
@@ -243,6 +257,7 @@ func testParquetReadBack(t *testing.T, dict bool, concurrency int) []byte {
 			if oi.NumPages() > 1 {
 				multiPage++
 			}
+			checkPageLocations(t, data, md.RowGroups[g].Columns[c].MetaData, oi, fmt.Sprintf("row group %d column %d", g, c))
 			if ci.NumPages() != oi.NumPages() {
 				t.Errorf("row group %d column %d: %d column-index pages, %d offset-index pages", g, c, ci.NumPages(), oi.NumPages())
 			}
@@ -274,11 +289,48 @@ func testParquetReadBack(t *testing.T, dict bool, concurrency int) []byte {
 	if multiPage < 10 {
 		t.Errorf("only %d column chunks have several pages", multiPage)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return data
+}
+
+// pageHeaderAt decodes the page header at off into h and returns its length.
+func pageHeaderAt(data []byte, off int64, h *format.PageHeader) (int64, error) {
+	r := bytes.NewReader(data[off:])
+	err := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(r)).Decode(h)
+	return int64(len(data)) - off - int64(r.Len()), err
+}
+
+// checkPageLocations checks a chunk's offset index against the file: the
+// first location is the chunk's first data page, each is a data page
+// header whose page ends where the next begins, and the last ends the
+// chunk (after a dictionary page at the chunk's start, when it has one).
+func checkPageLocations(t *testing.T, data []byte, md format.ColumnMetaData, oi parquet.OffsetIndex, what string) {
+	t.Helper()
+	start := md.DataPageOffset
+	if md.DictionaryPageOffset != 0 {
+		start = md.DictionaryPageOffset
+		var h format.PageHeader
+		if _, err := pageHeaderAt(data, start, &h); err != nil || h.Type != format.DictionaryPage {
+			t.Errorf("%s: no dictionary page at %d (%v, %v)", what, start, h.Type, err)
+		}
+	}
+	next := md.DataPageOffset
+	for p := range oi.NumPages() {
+		off, size := oi.Offset(p), int64(oi.CompressedPageSize(p))
+		if off != next {
+			t.Errorf("%s page %d: at %d, want %d", what, p, off, next)
+			return
+		}
+		var h format.PageHeader
+		n, err := pageHeaderAt(data, off, &h)
+		if err != nil || h.Type != format.DataPageV2 || n+int64(h.CompressedPageSize) != size {
+			t.Errorf("%s page %d: no data page of %d bytes at %d (%v, %d+%d, %v)", what, p, size, off, h.Type, n, h.CompressedPageSize, err)
+			return
+		}
+		next = off + size
+	}
+	if next != start+md.TotalCompressedSize {
+		t.Errorf("%s: pages end at %d, the chunk at %d", what, next, start+md.TotalCompressedSize)
+	}
 }
 
 // expectBounds computes the Parquet min/max (PLAIN) and null count of
@@ -867,8 +919,8 @@ func TestShrink(t *testing.T) {
 
 // TestStringMapsMatch: maps of STRING keys written by stringMapFor and by
 // the general map writer give the same file, byte for byte, with the
-// dictionaries on (the default), NULL and empty maps, NULL values, and
-// values that repeat and that do not.
+// dictionaries on (the default), NULL and empty maps, NULL values, values
+// that repeat and that do not, and keys as the row before had them or not.
 func TestStringMapsMatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 14))
 	data := make([]byte, 40000)
@@ -925,8 +977,24 @@ func checkStringMaps(t *testing.T, data []byte) {
 					continue
 				}
 				col.Start()
-				for k := range int(b>>4) % 12 {
-					col.Keys.(*arrowconv.BytesCol).AppendString(fmt.Sprint("key", k))
+				// Mostly the keys of the row before (the bulk path), or as
+				// many keys of the same lengths but other bytes, or the
+				// same bytes cut elsewhere, or keys of this row only.
+				keys := make([]string, int(b>>4)%12)
+				for k := range keys {
+					keys[k] = fmt.Sprint("key", k)
+					if b&8 != 0 {
+						keys[k] = fmt.Sprint("kez", k)
+					}
+					if b%11 == 0 {
+						keys[k] = fmt.Sprint("k", r, "-", k)
+					}
+				}
+				if b%13 == 0 && len(keys) > 1 {
+					keys[0], keys[1] = keys[0]+keys[1][:1], keys[1][1:]
+				}
+				for k, key := range keys {
+					col.Keys.(*arrowconv.BytesCol).AppendString(key)
 					v := next()
 					if v%5 == 0 {
 						col.Values.AppendNull()

@@ -46,8 +46,9 @@ type leaf struct {
 	// pageBytes is the target uncompressed size of its pages.
 	pageBytes int
 
-	// dict: dictionary-encode this leaf (whole chunk buffered, PLAIN
-	// fallback when the dictionary grows past dictLimitBytes). fixedDict
+	// dict: dictionary-encode this leaf (values buffered as indices until
+	// dictSample decides, then written a page at a time; PLAIN fallback
+	// when the dictionary grows past dictLimitBytes). fixedDict
 	// is a dictionary known up front (_rowkind): values are indices.
 	dict       bool
 	plainChunk bool // PLAIN to the end of the chunk: the dictionary outgrew its limit, or the last chunks gave it up
@@ -81,7 +82,8 @@ type leaf struct {
 	idx  []int32
 	used uint64 // fixedDict entries used in the page (bit per index)
 
-	// The page under way (for dictionary leaves, the whole chunk).
+	// The page under way (for dictionary leaves, the indices not yet
+	// written: up to a page, or the chunk's first dictSample values).
 	rep, def []uint8
 	vals     []byte
 	nbits    int // booleans: bits used in vals
@@ -90,9 +92,18 @@ type leaf struct {
 	nRows    int
 	pb       bounds
 
-	// The chunk under way.
+	// streamed: index pages of the chunk under way are in chunk already,
+	// so the dictionary is kept to the end of the chunk (or to its
+	// fallback) and its page written then.
+	streamed bool
+	// dictGen counts the dictionaries the leaf has dropped: indexes taken
+	// from it are good while it is unchanged.
+	dictGen uint32
+
+	// The chunk under way: its dictionary page (head) goes before its data
+	// pages (chunk) but is known only when the dictionary stops growing.
+	head         pageBuf
 	chunk        pageBuf
-	firstPage    int // offset of the first data page in chunk (after a dictionary page)
 	hasDictPage  bool
 	cb           bounds
 	chunkValues  int64
@@ -142,7 +153,7 @@ func (l *leaf) reset() {
 // retained is the room a leaf's buffers hold, used or not (the page
 // buffers, of a size fixed per writer, left out).
 func (l *leaf) retained() int {
-	n := l.chunk.retained() + 4*cap(l.idx) + cap(l.def) + cap(l.rep) +
+	n := l.head.retained() + l.chunk.retained() + 4*cap(l.idx) + cap(l.def) + cap(l.rep) +
 		l.dictVals.retained() + 4*(cap(l.seen)+cap(l.succ))
 	if l.dictIdx != nil {
 		n += 8 * cap(l.dictIdx.slots)
@@ -153,7 +164,8 @@ func (l *leaf) retained() int {
 // shrink lets go of a leaf's buffers between row groups (see
 // Parquet.Shrink): they grow again as they fill.
 func (l *leaf) shrink() {
-	l.chunk, l.idx, l.def, l.rep = pageBuf{}, nil, nil, nil
+	l.dictGen++
+	l.head, l.chunk, l.idx, l.def, l.rep = pageBuf{}, pageBuf{}, nil, nil, nil
 	l.dictVals, l.seen, l.succ = dictValues{}, nil, nil
 	if l.dictIdx != nil {
 		l.dictIdx.slots = nil
@@ -329,7 +341,9 @@ func (l *leaf) putBytes(v []byte) {
 		l.last = i
 		return
 	}
-	l.vals = binary.LittleEndian.AppendUint32(l.vals, uint32(len(v)))
+	// Doubling: append grows a large slice by a quarter, so a page of
+	// strings allocated (and copied) about five times its size.
+	l.vals = binary.LittleEndian.AppendUint32(room(l.vals, 4+len(v)), uint32(len(v)))
 	l.vals = append(l.vals, v...)
 	l.pb.bytes(v, false)
 }
@@ -546,7 +560,7 @@ func (l *leaf) writeDataPage(codec compress.Codec, enc format.Encoding, values [
 		IsCompressed:               thrift.New(codec.CompressionCodec() != format.Uncompressed),
 	})
 	off := l.chunk.len()
-	headerLen, err := l.appendPage(&h, l.enc.levels, compressed)
+	headerLen, err := l.appendPage(&l.chunk, &h, l.enc.levels, compressed)
 	if err != nil {
 		return err
 	}
@@ -597,16 +611,16 @@ func (l *leaf) appendLevels(levels []uint8, maxLevel int, what string) (int, err
 	return len(l.enc.scratch), nil
 }
 
-// appendPage appends a page header and the page's (compressed) body to the
-// chunk and returns the header's length.
-func (l *leaf) appendPage(h *format.PageHeader, body ...[]byte) (int, error) {
+// appendPage appends a page header and the page's (compressed) body to
+// dst (the chunk's data pages or its head) and returns the header's length.
+func (l *leaf) appendPage(dst *pageBuf, h *format.PageHeader, body ...[]byte) (int, error) {
 	header, err := thrift.Marshal(new(thrift.CompactProtocol), h)
 	if err != nil {
 		return 0, fmt.Errorf("parquet page header: %w", err)
 	}
-	l.chunk.append(header)
+	dst.append(header)
 	for _, b := range body {
-		l.chunk.append(b)
+		dst.append(b)
 	}
 	l.uncompressed += int64(len(header)) + int64(h.UncompressedPageSize)
 	return len(header), nil
@@ -634,8 +648,8 @@ func (l *leaf) addEncoding(e format.Encoding) {
 }
 
 // finishChunk writes what is left of the chunk's pages. Dictionary leaves
-// are encoded here, from the whole chunk: a dictionary page and index
-// pages, or PLAIN pages when the dictionary grew too large.
+// write their last index pages and the dictionary page here (or, when the
+// dictionary grew too large before any index page, PLAIN pages).
 func (l *leaf) finishChunk(codec compress.Codec) error {
 	if l.fixedDict != nil {
 		if l.nValues > 0 {
@@ -658,13 +672,15 @@ func (l *leaf) finishChunk(codec compress.Codec) error {
 		l.nextChunk(true)
 		return err
 	}
-	useDict := l.dictVals.size() <= dictLimitBytes
-	if useDict && l.nValues > 0 {
+	// Index pages already written need the dictionary whatever its size.
+	useDict := l.streamed || l.dictVals.size() <= dictLimitBytes
+	if useDict && (l.nValues > 0 || l.streamed) {
 		if err := l.writeDictPage(codec, l.dictVals.plain, l.dictVals.len()); err != nil {
 			return err
 		}
 	}
-	err := l.writeBuffered(codec, useDict)
+	err := l.writePages(codec, useDict, true)
+	l.dropDict()
 	l.nextChunk(!useDict)
 	return err
 }
@@ -696,23 +712,66 @@ func (l *leaf) checkDict(codec compress.Codec) error {
 	// (ids, free text), costs a hash lookup per value for nothing; PLAIN
 	// then, as parquet-mr falls back when the dictionary does not shrink
 	// the column.
-	if l.dictVals.size() <= dictLimitBytes && !(l.nValues >= dictSample && l.dictVals.len() > l.nValues*3/4) {
+	n := int(l.chunkValues) + l.nValues // level entries of the chunk so far
+	if l.dictVals.size() <= dictLimitBytes && !(n >= dictSample && l.dictVals.len() > n*3/4) {
 		return nil
 	}
 	l.plainChunk = true
-	return l.writeBuffered(codec, false)
+	defer l.dropDict()
+	if !l.streamed {
+		return l.writePages(codec, false, true)
+	}
+	// Index pages are written already: the values buffered join them,
+	// the dictionary's page is written as it stands, and the rest of the
+	// chunk is PLAIN (parquet-java's fallback gives the same layout).
+	if err := l.writePages(codec, true, true); err != nil {
+		return err
+	}
+	return l.writeDictPage(codec, l.dictVals.plain, l.dictVals.len())
 }
 
-// writeBuffered writes the buffered values of a dictionary leaf as pages of
-// dictionary indices (useDict) or PLAIN values, and empties the dictionary.
-func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
-	defer func() {
-		l.reset()
-		l.dictIdx.reset()
-		l.dictVals.reset()
-		l.last, l.succ = 0, l.succ[:0]
-	}()
+// dropDict empties the dictionary of a dictionary leaf (at the end of its
+// chunk, or when the chunk turns PLAIN).
+func (l *leaf) dropDict() {
+	l.dictIdx.reset()
+	l.dictVals.reset()
+	l.last, l.succ = 0, l.succ[:0]
+	l.streamed = false
+	l.dictGen++
+}
+
+// indexPagesFull says whether a dictionary leaf holds at least one whole
+// page of indices to write now (streamPages). Only once the chunk has
+// seen dictSample values: until checkDict has judged the dictionary, its
+// values may yet go out PLAIN.
+func (l *leaf) indexPagesFull() bool {
+	return l.dict && !l.plainChunk && l.fixedDict == nil && 4*len(l.idx) >= l.pageBytes &&
+		int(l.chunkValues)+l.nValues >= dictSample
+}
+
+// streamPages writes the whole index pages a dictionary leaf holds and
+// keeps the rest buffered. The indices of a whole chunk, held to its end,
+// were most of a writer's memory when a column is a map or list (fifteen
+// keys and values a row for Debezium's source block): written as pages
+// fill, they are held a page at a time. The pages end where they would
+// have had the chunk been cut at its end, and each gives the bit width of
+// the dictionary as it stands (the format has a width per page).
+func (l *leaf) streamPages(codec compress.Codec) error {
+	if err := l.writePages(codec, true, false); err != nil {
+		return err
+	}
+	l.streamed = l.streamed || l.chunkValues > 0
+	return nil
+}
+
+// writePages writes the buffered values of a dictionary leaf as pages of
+// dictionary indices (useDict) or PLAIN values: all of them (all), or
+// every whole page, keeping the values of the last page that is not full
+// buffered (the leaf must be at the end of a row). With all, the buffers
+// are left empty.
+func (l *leaf) writePages(codec compress.Codec, useDict, all bool) error {
 	if l.nValues == 0 {
+		l.reset()
 		return nil
 	}
 	// Cut the buffered chunk into pages at row starts.
@@ -722,7 +781,8 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 		l.seen = make([]uint32, n+n/4)
 		l.page = 0
 	}
-	for start := 0; start < l.nValues; {
+	start := 0 // level index of the page's first entry
+	for start < l.nValues {
 		if l.page++; l.page == 0 { // wrapped: forget every mark
 			clear(l.seen)
 			l.page = 1
@@ -742,21 +802,24 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 				nNulls++
 			} else {
 				di := idx[vend]
-				v := l.dictVals.get(di)
 				if l.seen[di] != l.page {
 					l.seen[di] = l.page
-					pb.bytes(v, false)
+					pb.bytes(l.dictVals.get(di), false)
 				}
 				if useDict {
-					size += 4
+					size += 4 // the value itself is not needed: its bounds are taken
 				} else {
+					v := l.dictVals.get(di)
 					size += 4 + len(v)
-					page = binary.LittleEndian.AppendUint32(page, uint32(len(v)))
+					page = binary.LittleEndian.AppendUint32(room(page, 4+len(v)), uint32(len(v)))
 					page = append(page, v...)
 				}
 				vend++
 			}
 			end++
+		}
+		if !all && end == l.nValues && size < l.pageBytes {
+			break // not a whole page: kept for the next call
 		}
 		enc := format.Plain
 		if useDict {
@@ -778,7 +841,22 @@ func (l *leaf) writeBuffered(codec compress.Codec, useDict bool) error {
 		}
 		start, vi = end, vend
 		l.vals = page[:0]
+		l.nNulls -= nNulls
+		l.nRows -= nRows
 	}
+	if all || start == l.nValues {
+		l.reset()
+		return nil
+	}
+	// Move what is left to the front.
+	l.idx = l.idx[:copy(l.idx, l.idx[vi:])]
+	if l.maxRep > 0 {
+		l.rep = l.rep[:copy(l.rep, l.rep[start:])]
+	}
+	if l.maxDef > 0 {
+		l.def = l.def[:copy(l.def, l.def[start:])]
+	}
+	l.nValues -= start
 	return nil
 }
 
@@ -806,13 +884,16 @@ func (l *leaf) writeDictPage(codec compress.Codec, plain []byte, n int) error {
 	}
 	l.enc.scratch = compressed
 	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: int32(n), Encoding: format.Plain})
-	if _, err := l.appendPage(&h, compressed); err != nil {
+	if _, err := l.appendPage(&l.head, &h, compressed); err != nil {
 		return err
 	}
-	l.firstPage = l.chunk.len()
 	l.hasDictPage = true
-	l.addEncoding(format.Plain)
-	l.countPage(format.DictionaryPage, format.Plain)
+	// Listed first, as the page comes first (its data pages may have been
+	// written before it).
+	if !slices.Contains(l.encodings, format.Plain) {
+		l.encodings = slices.Insert(l.encodings, 0, format.Plain)
+	}
+	l.encStats = slices.Insert(l.encStats, 0, format.PageEncodingStats{PageType: format.DictionaryPage, Encoding: format.Plain, Count: 1})
 	return nil
 }
 
@@ -826,8 +907,8 @@ func (l *leaf) columnChunk(codec compress.Codec, off int64) (format.ColumnChunk,
 		Codec:                 codec.CompressionCodec(),
 		NumValues:             l.chunkValues,
 		TotalUncompressedSize: l.uncompressed,
-		TotalCompressedSize:   int64(l.chunk.len()),
-		DataPageOffset:        off + int64(l.firstPage),
+		TotalCompressedSize:   int64(l.head.len() + l.chunk.len()),
+		DataPageOffset:        off + int64(l.head.len()),
 		EncodingStats:         slices.Clone(l.encStats),
 	}
 	if l.hasDictPage {
@@ -843,7 +924,7 @@ func (l *leaf) columnChunk(codec compress.Codec, off int64) (format.ColumnChunk,
 	}
 	oi := format.OffsetIndex{PageLocations: l.pageLocs}
 	for i := range oi.PageLocations {
-		oi.PageLocations[i].Offset += off
+		oi.PageLocations[i].Offset += off + int64(l.head.len()) // data pages follow the head
 	}
 	var ci *format.ColumnIndex
 	if !l.noColIndex {
@@ -854,8 +935,9 @@ func (l *leaf) columnChunk(codec compress.Codec, off int64) (format.ColumnChunk,
 	cc := format.ColumnChunk{FileOffset: off, MetaData: md}
 	l.noColIndex = false
 
+	l.head.reset()
 	l.chunk.reset()
-	l.firstPage, l.hasDictPage = 0, false
+	l.hasDictPage = false
 	l.cb.has = false
 	l.chunkValues, l.chunkNulls, l.uncompressed, l.chunkRows = 0, 0, 0, 0
 	l.pageLocs = nil
