@@ -1055,3 +1055,149 @@ func closeRead(t *testing.T, w *Parquet, path string) []byte {
 	}
 	return b
 }
+
+// TestDictionaryPagesMatch: dictionary columns whose index pages are
+// written as they fill read back as the same values and levels as when
+// each chunk is held whole to its end, over tiny pages, dictionaries that
+// give up at any point (before or after pages were written), NULLs, lists
+// and batches cut anywhere; and the streamed file's offset index points
+// at its pages.
+func TestDictionaryPagesMatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	for range 4 {
+		data := make([]byte, 6000)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		checkDictionaryPages(t, data)
+	}
+}
+
+// FuzzDictionaryPages is TestDictionaryPagesMatch's twin over any input:
+// its bytes choose NULLs, list lengths, repeated and distinct values, and
+// where batches end.
+func FuzzDictionaryPages(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 200, 17, 9, 9, 9, 250, 4})
+	f.Add(bytes.Repeat([]byte{3, 7, 250, 11, 64}, 200))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<14 {
+			return
+		}
+		checkDictionaryPages(t, data)
+	})
+}
+
+func checkDictionaryPages(t *testing.T, data []byte) {
+	defer func(p, d, s int) { pageBytes, dictLimitBytes, dictSample = p, d, s }(pageBytes, dictLimitBytes, dictSample)
+	pageBytes, dictLimitBytes, dictSample = 64, 300, 8 // pages of 16 indices; dictionaries of about 30 values
+	s, err := arrowconv.ParseColumns("s STRING, l ARRAY<STRING>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(stream bool) string {
+		streamIndexPages = stream
+		defer func() { streamIndexPages = true }()
+		bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+		defer bld.Release()
+		in := data
+		next := func() byte {
+			if len(in) == 0 {
+				return 0
+			}
+			b := in[0]
+			in = in[1:]
+			return b
+		}
+		path := filepath.Join(t.TempDir(), "d.parquet")
+		w, err := NewParquet(path, s, ParquetOptions{RowGroupRows: 97, Concurrency: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 0; len(in) > 0; r++ {
+			str := func(v byte) string {
+				if v&3 == 0 {
+					return fmt.Sprint("u", r, "-", v) // distinct: grows the dictionary
+				}
+				return fmt.Sprint("v", v%7)
+			}
+			bld.AppendKind(arrowconv.Insert)
+			b := next()
+			if b%9 == 0 {
+				bld.Column(0).AppendNull()
+			} else {
+				bld.Column(0).(*arrowconv.BytesCol).AppendString(str(b >> 2))
+			}
+			lc := bld.Column(1).(*arrowconv.ListCol)
+			if b%11 == 0 {
+				lc.AppendNull()
+			} else {
+				lc.Start()
+				for range int(b >> 5) {
+					if e := next(); e%13 == 0 {
+						lc.Child.AppendNull()
+					} else {
+						lc.Child.(*arrowconv.BytesCol).AppendString(str(e))
+					}
+				}
+			}
+			if next()%16 == 0 {
+				flushTo(t, w, bld)
+			}
+		}
+		flushTo(t, w, bld)
+		closeRead(t, w, path)
+		return path
+	}
+	streamed, whole := write(true), write(false)
+	got, want := leafValues(t, streamed, true), leafValues(t, whole, false)
+	for c := range want {
+		if !slices.Equal(got[c], want[c]) {
+			t.Fatalf("column %d: %d values streamed, %d held whole, or they differ", c, len(got[c]), len(want[c]))
+		}
+	}
+}
+
+// leafValues reads every leaf's values with their levels, in order,
+// checking the page locations against the file when check is set.
+func leafValues(t *testing.T, path string, check bool) [][]string {
+	t.Helper()
+	pf := openParquet(t, path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for g, rg := range pf.RowGroups() {
+		for c, cc := range rg.ColumnChunks() {
+			if c == len(out) {
+				out = append(out, nil)
+			}
+			if check {
+				oi, err := cc.OffsetIndex()
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkPageLocations(t, data, pf.Metadata().RowGroups[g].Columns[c].MetaData, oi, fmt.Sprintf("row group %d column %d", g, c))
+			}
+			pages := cc.Pages()
+			for {
+				p, err := pages.ReadPage()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("row group %d column %d: %v", g, c, err)
+				}
+				vals := make([]parquet.Value, p.NumValues())
+				if k, err := p.Values().ReadValues(vals); err != nil && err != io.EOF || k != len(vals) {
+					t.Fatalf("row group %d column %d: read %d of %d values: %v", g, c, k, len(vals), err)
+				}
+				for _, v := range vals {
+					out[c] = append(out[c], fmt.Sprintf("%d/%d/%v:%q", v.RepetitionLevel(), v.DefinitionLevel(), v.IsNull(), v.Bytes()))
+				}
+			}
+			pages.Close()
+		}
+	}
+	return out
+}

@@ -745,9 +745,13 @@ func (l *leaf) dropDict() {
 // seen dictSample values: until checkDict has judged the dictionary, its
 // values may yet go out PLAIN.
 func (l *leaf) indexPagesFull() bool {
-	return l.dict && !l.plainChunk && l.fixedDict == nil && 4*len(l.idx) >= l.pageBytes &&
+	return streamIndexPages && l.dict && !l.plainChunk && l.fixedDict == nil && 4*len(l.idx) >= l.pageBytes &&
 		int(l.chunkValues)+l.nValues >= dictSample
 }
+
+// streamIndexPages turns streamPages on (a fuzz target compares what it
+// writes with the chunk held whole to its end).
+var streamIndexPages = true
 
 // streamPages writes the whole index pages a dictionary leaf holds and
 // keeps the rest buffered. The indices of a whole chunk, held to its end,
