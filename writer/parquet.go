@@ -605,8 +605,7 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 		keys []byte  // the row's key bytes, end to end
 		ends []int32 // where each key ends in keys
 		idx  []int32 // the keys' dictionary indexes
-		gen  uint32  // kl.dictGen they belong to
-		ok   bool
+		gen  uint32  // kl.dictGen they belong to (none held: idx is empty)
 	}
 	return func(arr arrow.Array, from, to int) {
 		a := arr.(*array.Map)
@@ -637,7 +636,7 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 			kl.levels(n, 2)
 			vl.levels(n, 3)
 			rowKeys := kb[ko[s]-ko[0] : ko[e]-ko[0]]
-			if kl.dict && !kl.plainChunk && prev.ok && prev.gen == kl.dictGen && len(prev.idx) == n &&
+			if kl.dict && !kl.plainChunk && prev.gen == kl.dictGen && len(prev.idx) == n &&
 				string(rowKeys) == string(prev.keys) && sameEnds(ko[s:e+1], prev.ends) {
 				kl.idx = append(room(kl.idx, n), prev.idx...)
 				kl.last = prev.idx[n-1]
@@ -645,8 +644,9 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 				for j := s; j < e; j++ {
 					kl.putBytes(kb[ko[j]-ko[0] : ko[j+1]-ko[0]])
 				}
-				// Remember the row when its keys went through the dictionary.
-				if prev.ok = kl.dict && !kl.plainChunk; prev.ok {
+				// Remember the row when its keys went through the dictionary
+				// (a dictionary dropped since changes kl.dictGen).
+				if kl.dict && !kl.plainChunk {
 					prev.keys = append(prev.keys[:0], rowKeys...)
 					prev.ends = prev.ends[:0]
 					for j := s; j < e; j++ {

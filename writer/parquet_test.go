@@ -203,24 +203,7 @@ func testParquetReadBack(t *testing.T, dict bool, concurrency, maxBatch int) []b
 		n := int(rg.NumRows())
 		group := want[first : first+n]
 		for c, cc := range rg.ColumnChunks() {
-			// Values and levels, page by page.
-			var got []parquet.Value
-			pages := cc.Pages()
-			for {
-				p, err := pages.ReadPage()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatalf("row group %d column %d: %v", g, c, err)
-				}
-				vals := make([]parquet.Value, p.NumValues())
-				if k, err := p.Values().ReadValues(vals); err != nil && err != io.EOF || k != len(vals) {
-					t.Fatalf("row group %d column %d: read %d of %d values: %v", g, c, k, len(vals), err)
-				}
-				got = append(got, vals...)
-			}
-			pages.Close()
+			got := chunkValues(t, cc, fmt.Sprintf("row group %d column %d", g, c))
 			var exp []tval
 			for _, r := range group {
 				exp = append(exp, r[c]...)
@@ -953,15 +936,8 @@ func checkStringMaps(t *testing.T, data []byte) {
 	write := func() []byte {
 		bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
 		defer bld.Release()
-		in := data
-		next := func() byte {
-			if len(in) == 0 {
-				return 0
-			}
-			b := in[0]
-			in = in[1:]
-			return b
-		}
+		in := byteFeed(data)
+		next := in.next
 		path := filepath.Join(t.TempDir(), "m.parquet")
 		w, err := NewParquet(path, s, ParquetOptions{RowGroupRows: 700, Concurrency: 1})
 		if err != nil {
@@ -1099,15 +1075,8 @@ func checkDictionaryPages(t *testing.T, data []byte) {
 		defer func() { streamIndexPages = true }()
 		bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
 		defer bld.Release()
-		in := data
-		next := func() byte {
-			if len(in) == 0 {
-				return 0
-			}
-			b := in[0]
-			in = in[1:]
-			return b
-		}
+		in := byteFeed(data)
+		next := in.next
 		path := filepath.Join(t.TempDir(), "d.parquet")
 		w, err := NewParquet(path, s, ParquetOptions{RowGroupRows: 97, Concurrency: 1})
 		if err != nil {
@@ -1179,25 +1148,46 @@ func leafValues(t *testing.T, path string, check bool) [][]string {
 				}
 				checkPageLocations(t, data, pf.Metadata().RowGroups[g].Columns[c].MetaData, oi, fmt.Sprintf("row group %d column %d", g, c))
 			}
-			pages := cc.Pages()
-			for {
-				p, err := pages.ReadPage()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatalf("row group %d column %d: %v", g, c, err)
-				}
-				vals := make([]parquet.Value, p.NumValues())
-				if k, err := p.Values().ReadValues(vals); err != nil && err != io.EOF || k != len(vals) {
-					t.Fatalf("row group %d column %d: read %d of %d values: %v", g, c, k, len(vals), err)
-				}
-				for _, v := range vals {
-					out[c] = append(out[c], fmt.Sprintf("%d/%d/%v:%q", v.RepetitionLevel(), v.DefinitionLevel(), v.IsNull(), v.Bytes()))
-				}
+			for _, v := range chunkValues(t, cc, fmt.Sprintf("row group %d column %d", g, c)) {
+				out[c] = append(out[c], fmt.Sprintf("%d/%d/%v:%q", v.RepetitionLevel(), v.DefinitionLevel(), v.IsNull(), v.Bytes()))
 			}
-			pages.Close()
 		}
 	}
 	return out
+}
+
+// chunkValues reads a column chunk's values with their levels, page by
+// page; what names the chunk in failures.
+func chunkValues(t *testing.T, cc parquet.ColumnChunk, what string) []parquet.Value {
+	t.Helper()
+	var got []parquet.Value
+	pages := cc.Pages()
+	defer pages.Close()
+	for {
+		p, err := pages.ReadPage()
+		if err == io.EOF {
+			return got
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		vals := make([]parquet.Value, p.NumValues())
+		if k, err := p.Values().ReadValues(vals); err != nil && err != io.EOF || k != len(vals) {
+			t.Fatalf("%s: read %d of %d values: %v", what, k, len(vals), err)
+		}
+		got = append(got, vals...)
+	}
+}
+
+// byteFeed hands a fuzz input out a byte at a time (zeros once it is
+// used up).
+type byteFeed []byte
+
+func (f *byteFeed) next() byte {
+	if len(*f) == 0 {
+		return 0
+	}
+	b := (*f)[0]
+	*f = (*f)[1:]
+	return b
 }

@@ -3,7 +3,6 @@ package writer
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -140,23 +139,7 @@ func testFixedWidth(t *testing.T, s *arrowconv.Schema, iceberg, plain bool) {
 		n := int(rg.NumRows())
 		for k, cc := range rg.ColumnChunks()[1:] { // after _rowkind
 			col := s.Columns[k]
-			var got []parquet.Value
-			pages := cc.Pages()
-			for {
-				pg, err := pages.ReadPage()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatalf("row group %d %s: %v", g, col.Name, err)
-				}
-				vals := make([]parquet.Value, pg.NumValues())
-				if m, err := pg.Values().ReadValues(vals); err != nil && err != io.EOF || m != len(vals) {
-					t.Fatalf("row group %d %s: read %d of %d values: %v", g, col.Name, m, len(vals), err)
-				}
-				got = append(got, vals...)
-			}
-			pages.Close()
+			got := chunkValues(t, cc, fmt.Sprintf("row group %d %s", g, col.Name))
 			if len(got) != n {
 				t.Fatalf("row group %d %s: %d values, want %d", g, col.Name, len(got), n)
 			}

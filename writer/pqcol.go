@@ -92,10 +92,6 @@ type leaf struct {
 	nRows    int
 	pb       bounds
 
-	// streamed: index pages of the chunk under way are in chunk already,
-	// so the dictionary is kept to the end of the chunk (or to its
-	// fallback) and its page written then.
-	streamed bool
 	// dictGen counts the dictionaries the leaf has dropped: indexes taken
 	// from it are good while it is unchanged.
 	dictGen uint32
@@ -673,8 +669,9 @@ func (l *leaf) finishChunk(codec compress.Codec) error {
 		return err
 	}
 	// Index pages already written need the dictionary whatever its size.
-	useDict := l.streamed || l.dictVals.size() <= dictLimitBytes
-	if useDict && (l.nValues > 0 || l.streamed) {
+	streamed := l.streamed()
+	useDict := streamed || l.dictVals.size() <= dictLimitBytes
+	if useDict && (l.nValues > 0 || streamed) {
 		if err := l.writeDictPage(codec, l.dictVals.plain, l.dictVals.len()); err != nil {
 			return err
 		}
@@ -718,7 +715,7 @@ func (l *leaf) checkDict(codec compress.Codec) error {
 	}
 	l.plainChunk = true
 	defer l.dropDict()
-	if !l.streamed {
+	if !l.streamed() {
 		return l.writePages(codec, false, true)
 	}
 	// Index pages are written already: the values buffered join them,
@@ -736,7 +733,6 @@ func (l *leaf) dropDict() {
 	l.dictIdx.reset()
 	l.dictVals.reset()
 	l.last, l.succ = 0, l.succ[:0]
-	l.streamed = false
 	l.dictGen++
 }
 
@@ -761,12 +757,14 @@ var streamIndexPages = true
 // have had the chunk been cut at its end, and each gives the bit width of
 // the dictionary as it stands (the format has a width per page).
 func (l *leaf) streamPages(codec compress.Codec) error {
-	if err := l.writePages(codec, true, false); err != nil {
-		return err
-	}
-	l.streamed = l.streamed || l.chunkValues > 0
-	return nil
+	return l.writePages(codec, true, false)
 }
+
+// streamed says whether a dictionary leaf whose chunk is not PLAIN has
+// written index pages of the chunk already (only streamPages writes them
+// before the chunk ends): then the dictionary is kept to the end of the
+// chunk, or to its fallback, and its page written then.
+func (l *leaf) streamed() bool { return l.chunkValues > 0 }
 
 // writePages writes the buffered values of a dictionary leaf as pages of
 // dictionary indices (useDict) or PLAIN values: all of them (all), or
