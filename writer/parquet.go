@@ -620,6 +620,7 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 			vo, vb = vs.ValueOffsets(), vs.ValueBytes()
 		}
 		nullItems := items.NullN() > 0
+		valid, voff := items.NullBitmapBytes(), items.Data().Offset()
 		for i := from; i < to; i++ {
 			s, e := int(offs[i]), int(offs[i+1])
 			if a.IsNull(i) {
@@ -657,7 +658,7 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 				}
 			}
 			for j := s; j < e; j++ {
-				if nullItems && items.IsNull(j) {
+				if k := voff + j; nullItems && valid[k>>3]&(1<<(k&7)) == 0 {
 					vl.nullBack(e - j)
 					continue
 				}

@@ -137,6 +137,7 @@ type bounds struct {
 	i0, i1 int64
 	f0, f1 float64
 	b0, b1 []byte
+	p0, p1 uint64 // b0's and b1's first eight bytes, big-endian, zero-padded
 }
 
 func (l *leaf) reset() {
@@ -190,23 +191,44 @@ func (l *leaf) level(rep, def int) {
 // definition level def (the entries' values are put after): repetition
 // 0 then 1s.
 func (l *leaf) levels(n, def int) {
+	// Filled through local slices: an append a byte at a time stores the
+	// leaf's slice header every time (a write barrier while the collector
+	// marks).
 	if l.maxRep > 0 {
-		l.rep = append(room(l.rep, n), 0)
-		for range n - 1 {
-			l.rep = append(l.rep, 1)
-		}
+		r := room(l.rep, n)
+		k := len(r)
+		r = r[:k+n]
+		r[k] = 0
+		fillLevels(r[k+1:], 1)
+		l.rep = r
 	}
 	if l.maxDef > 0 {
-		l.def = room(l.def, n)
-		for range n {
-			l.def = append(l.def, uint8(def))
-		}
+		d := room(l.def, n)
+		k := len(d)
+		d = d[:k+n]
+		fillLevels(d[k:], uint8(def))
+		l.def = d
 	}
 	l.nRows++
 	if def < l.maxDef {
 		l.nNulls += n
 	}
 	l.nValues += n
+}
+
+// fillLevels sets every level of b to v.
+func fillLevels(b []uint8, v uint8) {
+	w := uint64(v) * 0x0101010101010101
+	if n := len(b); n >= 8 {
+		for i := 0; i+8 <= n; i += 8 {
+			binary.LittleEndian.PutUint64(b[i:], w)
+		}
+		binary.LittleEndian.PutUint64(b[n-8:], w) // the tail, overlapping
+		return
+	}
+	for i := range b {
+		b[i] = v
+	}
 }
 
 // nullBack makes the entry back places from the end of the levels (set
@@ -339,8 +361,8 @@ func (l *leaf) putBytes(v []byte) {
 	}
 	// Doubling: append grows a large slice by a quarter, so a page of
 	// strings allocated (and copied) about five times its size.
-	l.vals = binary.LittleEndian.AppendUint32(room(l.vals, 4+len(v)), uint32(len(v)))
-	l.vals = append(l.vals, v...)
+	vals := binary.LittleEndian.AppendUint32(room(l.vals, 4+len(v)), uint32(len(v)))
+	l.vals = append(vals, v...) // one store of the slice: one write barrier while the collector marks
 	l.pb.bytes(v, false)
 }
 
@@ -364,19 +386,38 @@ func (b *bounds) bytes(v []byte, signed bool) {
 	if !b.has {
 		b.has = true
 		b.b0, b.b1 = append(b.b0[:0], v...), append(b.b1[:0], v...)
+		b.p0 = prefix8(v)
+		b.p1 = b.p0
 		return
 	}
-	// Most values differ from both bounds in their first byte: decide on
-	// it before a full comparison (unsigned order only).
-	if !signed && len(v) > 0 && len(b.b0) > 0 && len(b.b1) > 0 && v[0] > b.b0[0] && v[0] < b.b1[0] {
-		return
+	// Most values differ from both bounds in their first eight bytes:
+	// decide on them before a full comparison (unsigned order only). A
+	// prefix strictly between the bounds' puts the value strictly between
+	// them, whatever the lengths.
+	if !signed {
+		if p := prefix8(v); p > b.p0 && p < b.p1 {
+			return
+		}
 	}
 	if compareBytes(v, b.b0, signed) < 0 {
 		b.b0 = append(b.b0[:0], v...)
+		b.p0 = prefix8(v)
 	}
 	if compareBytes(v, b.b1, signed) > 0 {
 		b.b1 = append(b.b1[:0], v...)
+		b.p1 = prefix8(v)
 	}
+}
+
+// prefix8 is v's first eight bytes as a big-endian word (zeros past its
+// end): words order as the bytes do.
+func prefix8(v []byte) uint64 {
+	if len(v) >= 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	var w [8]byte
+	copy(w[:], v)
+	return binary.BigEndian.Uint64(w[:])
 }
 
 // compareBytes orders byte arrays unsigned byte-wise, or, for fixed-length
@@ -793,7 +834,19 @@ func (l *leaf) writePages(codec compress.Codec, useDict, all bool) error {
 		page := l.vals[:0] // unused while the leaf is dictionary-encoded
 		end, nNulls, nRows, vend := start, 0, 0, vi
 		size := 0
-		for end < l.nValues {
+		if useDict && pageCutFast {
+			end, nNulls, nRows = l.indexPageEnd(start)
+			vend = vi + end - start - nNulls
+			size = 4 * (vend - vi)
+			seen, mark := l.seen, l.page
+			for _, di := range idx[vi:vend] {
+				if seen[di] != mark {
+					seen[di] = mark
+					pb.bytes(l.dictVals.get(di), false)
+				}
+			}
+		}
+		for !(useDict && pageCutFast) && end < l.nValues {
 			if end > start && (l.maxRep == 0 || rep[end] == 0) && size >= l.pageBytes {
 				break
 			}
@@ -861,6 +914,51 @@ func (l *leaf) writePages(codec compress.Codec, useDict, all bool) error {
 	l.nValues -= start
 	return nil
 }
+
+// indexPageEnd cuts an index page of the buffered levels from start, as
+// the general loop of writePages does, with whole-slice operations instead
+// of a step per entry: the page ends at the first row start after start
+// where its values (4 bytes each as the page cutting counts them) reach
+// pageBytes, or at the end. It returns the end and the page's NULLs and
+// rows.
+func (l *leaf) indexPageEnd(start int) (end, nNulls, nRows int) {
+	n := l.nValues
+	need := 0 // non-NULL entries that fill a page
+	if l.pageBytes > 0 {
+		need = (l.pageBytes + 3) / 4
+	}
+	// p: the first index where the entries from start hold need values.
+	p := min(start+need, n)
+	if l.maxDef > 0 {
+		full := []byte{uint8(l.maxDef)}
+		k := bytes.Count(l.def[start:p], full)
+		for ; k < need && p < n; p++ {
+			if int(l.def[p]) == l.maxDef {
+				k++
+			}
+		}
+	}
+	end = max(p, start+1)
+	if l.maxRep > 0 && end < n {
+		if i := bytes.IndexByte(l.rep[end:n], 0); i >= 0 {
+			end += i
+		} else {
+			end = n
+		}
+	}
+	end = min(end, n)
+	nRows = end - start
+	if l.maxRep > 0 {
+		nRows = bytes.Count(l.rep[start:end], []byte{0})
+	}
+	if l.maxDef > 0 {
+		nNulls = end - start - bytes.Count(l.def[start:end], []byte{uint8(l.maxDef)})
+	}
+	return end, nNulls, nRows
+}
+
+// pageCutFast turns indexPageEnd on (tests compare it with the loop).
+var pageCutFast = true
 
 // plainOf lays vals out as a PLAIN page of BYTE_ARRAY values.
 func plainOf(vals []string) []byte {
