@@ -6,6 +6,7 @@ import (
 	"github.com/buger/jsonparser"
 
 	"github.com/cdcetl/cdcetl/arrowconv"
+	"github.com/cdcetl/cdcetl/internal/javatext"
 )
 
 // sourceMembersMap makes source.properties (typ, a MAP, into mc) from the
@@ -19,6 +20,15 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 	d.cx.curEnc = nil // as the general map converter builds its own: each type's default encoding
 	keyConv := d.cx.newConv(*typ.Elem, mc.Keys)
 	valConv := d.cx.newConv(*typ.Value, mc.Values)
+	// Flink's STRING keys and values: a listed key (plain, no escapes) and
+	// a NULL, a string with nothing to unescape, a boolean or an integer
+	// go straight to the columns, as the converters would put them; the
+	// rest goes through the converters.
+	var keyCol, valCol *arrowconv.BytesCol
+	if d.cx.prod == nil && isText(typ.Elem.Kind) && isText(typ.Value.Kind) {
+		keyCol, _ = mc.Keys.(*arrowconv.BytesCol)
+		valCol, _ = mc.Values.(*arrowconv.BytesCol)
+	}
 	return func(c arrowconv.Column) error {
 		if !sourceMembersFast || d.plain || d.srcField < 0 || d.srcFastSeq != d.msgSeq || d.env[d.srcField].t != jsonparser.Object {
 			return general(c)
@@ -27,11 +37,27 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 		mc.Start()
 		for _, mb := range d.srcPrev.members {
 			name := d.srcOrder[mb.pos].name
-			if err := keyConv(unsafe.Slice(unsafe.StringData(name), len(name)), jsonparser.String); err != nil {
+			key := unsafe.Slice(unsafe.StringData(name), len(name))
+			if keyCol != nil && sourceMapDirect {
+				keyCol.Append(key)
+			} else if err := keyConv(key, jsonparser.String); err != nil {
 				return d.cx.nullOrErr(mc, err)
 			}
 			v0 := at + int(mb.v0)
-			if err := valConv(b[v0:v0+int(mb.vn)], mb.t); err != nil {
+			v := b[v0 : v0+int(mb.vn)]
+			if valCol != nil && sourceMapDirect {
+				switch {
+				case mb.t == jsonparser.Null:
+					valCol.AppendNull()
+					continue
+				case mb.t == jsonparser.String && (d.cx.unescaped(v) || !hasEscape(v)),
+					mb.t == jsonparser.Boolean,
+					mb.t == jsonparser.Number && !javatext.IsFloatLiteral(v) && string(v) != "-0":
+					valCol.Append(v) // an integer's text is its digits (Jackson's -0 is 0)
+					continue
+				}
+			}
+			if err := valConv(v, mb.t); err != nil {
 				return d.cx.nullOrErr(mc, withPath(err, name))
 			}
 		}
@@ -42,3 +68,13 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 // sourceMembersFast turns sourceMembersMap's path on (a test compares it
 // with the general one).
 var sourceMembersFast = true
+
+// sourceMapDirect lets sourceMembersMap put plain keys and values without
+// the converters (a test compares it with them).
+var sourceMapDirect = true
+
+// isText says whether k is one of the string types (Flink's converter
+// takes them alike).
+func isText(k arrowconv.Kind) bool {
+	return k == arrowconv.Char || k == arrowconv.VarChar || k == arrowconv.String
+}

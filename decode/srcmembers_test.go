@@ -32,6 +32,13 @@ func TestSourceMembersMap(t *testing.T) {
 			s = `{"db":"inv\"entory","connector":"mysql","ts_ms":` + fmt.Sprint(i) + `,"table":"t","x":1.5e3,"y":true}`
 		case 6:
 			s = src(1589373515000+i, `,"w":"2"`)
+		case 4: // the members in order (the compact path), a value escaped
+			s = strings.Replace(src(1589373515000+i, ""), `"dbserver1"`, `"db\"server\\1"`, 1)
+			s = strings.Replace(strings.Replace(s, `"row":0`, `"row":-0`, 1), `"server_id":223344`, `"server_id":2.50E3`, 1)
+		case 1: // in order, a boolean, a negative number and a large one
+			s = strings.Replace(strings.Replace(src(1589373515000+i, ""), `"row":0`, `"row":-17`, 1), `"server_id":223344`, `"server_id":true`, 1)
+			s = strings.Replace(s, `"pos":`, `"pos":123456789012345678901234567890`, 1)
+			s = s[:strings.Index(s, `"pos":`)+len(`"pos":123456789012345678901234567890`)] + s[strings.Index(s, `,"row"`):]
 		}
 		msg := `{"before":null,"after":{"id":` + fmt.Sprint(i) + `},"source":` + s + `,"op":"c","ts_ms":1}`
 		if i%8 == 7 {
@@ -65,7 +72,7 @@ func TestSourceMembersMap(t *testing.T) {
 			if fast != general || fastErrs != generalErrs {
 				t.Errorf("producer %v, lenient %s: from the members\n%s\n%s\nthe general converter\n%s\n%s", producer, lenient, fast, fastErrs, general, generalErrs)
 			}
-			if !strings.Contains(fast, `"1589373515038"`) || !strings.Contains(fast, `"inv\"entory"`) {
+			if !strings.Contains(fast, `"1589373515038"`) || !strings.Contains(fast, `"inv\"entory"`) || !strings.Contains(fast, `"db\"server\\1"`) {
 				t.Errorf("the maps lack a member they should hold:\n%s", fast)
 			}
 		}
