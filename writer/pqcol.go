@@ -834,7 +834,7 @@ func (l *leaf) writePages(codec compress.Codec, useDict, all bool) error {
 		page := l.vals[:0] // unused while the leaf is dictionary-encoded
 		end, nNulls, nRows, vend := start, 0, 0, vi
 		size := 0
-		if useDict && pageCutFast {
+		if useDict {
 			end, nNulls, nRows = l.indexPageEnd(start)
 			vend = vi + end - start - nNulls
 			size = 4 * (vend - vi)
@@ -846,7 +846,7 @@ func (l *leaf) writePages(codec compress.Codec, useDict, all bool) error {
 				}
 			}
 		}
-		for !(useDict && pageCutFast) && end < l.nValues {
+		for !useDict && end < l.nValues { // PLAIN pages from a dictionary given up
 			if end > start && (l.maxRep == 0 || rep[end] == 0) && size >= l.pageBytes {
 				break
 			}
@@ -956,9 +956,6 @@ func (l *leaf) indexPageEnd(start int) (end, nNulls, nRows int) {
 	}
 	return end, nNulls, nRows
 }
-
-// pageCutFast turns indexPageEnd on (tests compare it with the loop).
-var pageCutFast = true
 
 // plainOf lays vals out as a PLAIN page of BYTE_ARRAY values.
 func plainOf(vals []string) []byte {
