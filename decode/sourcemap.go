@@ -25,7 +25,7 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 	// go straight to the columns, as the converters would put them; the
 	// rest goes through the converters.
 	var keyCol, valCol *arrowconv.BytesCol
-	if d.cx.prod == nil && isText(typ.Elem.Kind) && isText(typ.Value.Kind) {
+	if d.cx.prod == nil && typ.Elem.IsString() && typ.Value.IsString() {
 		keyCol, _ = mc.Keys.(*arrowconv.BytesCol)
 		valCol, _ = mc.Values.(*arrowconv.BytesCol)
 	}
@@ -38,14 +38,14 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 		for _, mb := range d.srcPrev.members {
 			name := d.srcOrder[mb.pos].name
 			key := unsafe.Slice(unsafe.StringData(name), len(name))
-			if keyCol != nil && sourceMapDirect {
+			if keyCol != nil {
 				keyCol.Append(key)
 			} else if err := keyConv(key, jsonparser.String); err != nil {
 				return d.cx.nullOrErr(mc, err)
 			}
 			v0 := at + int(mb.v0)
 			v := b[v0 : v0+int(mb.vn)]
-			if valCol != nil && sourceMapDirect {
+			if valCol != nil {
 				switch {
 				case mb.t == jsonparser.Null:
 					valCol.AppendNull()
@@ -68,13 +68,3 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 // sourceMembersFast turns sourceMembersMap's path on (a test compares it
 // with the general one).
 var sourceMembersFast = true
-
-// sourceMapDirect lets sourceMembersMap put plain keys and values without
-// the converters (a test compares it with them).
-var sourceMapDirect = true
-
-// isText says whether k is one of the string types (Flink's converter
-// takes them alike).
-func isText(k arrowconv.Kind) bool {
-	return k == arrowconv.Char || k == arrowconv.VarChar || k == arrowconv.String
-}

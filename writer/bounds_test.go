@@ -2,7 +2,6 @@ package writer
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -12,14 +11,7 @@ import (
 // eight-byte prefixes, or the full comparison): values of any length,
 // sharing prefixes, with zero bytes, short ones that prefix long ones.
 func TestByteBounds(t *testing.T) {
-	rng := rand.New(rand.NewPCG(34, 2))
-	for range 3000 {
-		data := make([]byte, rng.IntN(200))
-		for i := range data {
-			data[i] = byte(rng.Uint32())
-		}
-		checkByteBounds(t, data)
-	}
+	seededInputs(t, 2, 3000, 0, 200, checkByteBounds)
 }
 
 // FuzzByteBounds is TestByteBounds' twin over any input, cut into values.

@@ -11,13 +11,19 @@ import (
 // value), for flat, optional and repeated levels with NULLs at any depth,
 // pages of any size and any start.
 func TestIndexPageEnd(t *testing.T) {
-	rng := rand.New(rand.NewPCG(34, 1))
-	for range 2000 {
-		data := make([]byte, 1+rng.IntN(300))
+	seededInputs(t, 1, 2000, 1, 300, checkIndexPageEnd)
+}
+
+// seededInputs calls check with n inputs of random bytes (seed picks
+// them), each of minLen plus fewer than spread bytes.
+func seededInputs(t *testing.T, seed uint64, n, minLen, spread int, check func(*testing.T, []byte)) {
+	rng := rand.New(rand.NewPCG(34, seed))
+	for range n {
+		data := make([]byte, minLen+rng.IntN(spread))
 		for i := range data {
 			data[i] = byte(rng.Uint32())
 		}
-		checkIndexPageEnd(t, data)
+		check(t, data)
 	}
 }
 
@@ -104,14 +110,7 @@ func TestFillLevels(t *testing.T) {
 // the bit-by-bit loop gives, over validity bitmaps at any offset and row
 // ranges that start and end anywhere within their bytes.
 func TestDefLevels(t *testing.T) {
-	rng := rand.New(rand.NewPCG(34, 3))
-	for range 3000 {
-		data := make([]byte, 3+rng.IntN(40))
-		for i := range data {
-			data[i] = byte(rng.Uint32())
-		}
-		checkDefLevels(t, data)
-	}
+	seededInputs(t, 3, 3000, 3, 40, checkDefLevels)
 }
 
 // FuzzDefLevels is TestDefLevels' twin over any input: its first bytes

@@ -546,8 +546,8 @@ func (st storage) flatListFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 		vt = *t.Value
 	}
 	vput := st.putterFor(vt)
-	if flatStringMaps && isText(t.Elem.Kind) {
-		return stringMapFor(kl, vl, isText(vt.Kind), vput)
+	if flatStringMaps && t.Elem.IsString() {
+		return stringMapFor(kl, vl, vt.IsString(), vput)
 	}
 	return func(arr arrow.Array, from, to int) {
 		a := arr.(*array.Map)
@@ -586,10 +586,6 @@ func (st storage) flatListFor(t arrowconv.Type, newLeaf func() *leaf) colFunc {
 // general map writer).
 var flatStringMaps = true
 
-func isText(k arrowconv.Kind) bool {
-	return k == arrowconv.Char || k == arrowconv.VarChar || k == arrowconv.String
-}
-
 // stringMapFor is flatListFor's MAP of STRING keys (the metadata maps:
 // Canal's sqlType and mysqlType, Debezium's source): a row's levels are
 // set at once and keys (and STRING values) are read from the arrays'
@@ -619,8 +615,7 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 			vs := items.(*array.String)
 			vo, vb = vs.ValueOffsets(), vs.ValueBytes()
 		}
-		nullItems := items.NullN() > 0
-		valid, voff := items.NullBitmapBytes(), items.Data().Offset()
+		iv := validityOf(items)
 		for i := from; i < to; i++ {
 			s, e := int(offs[i]), int(offs[i+1])
 			if a.IsNull(i) {
@@ -658,7 +653,7 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 				}
 			}
 			for j := s; j < e; j++ {
-				if k := voff + j; nullItems && valid[k>>3]&(1<<(k&7)) == 0 {
+				if iv.bits != nil && !iv.valid(j) {
 					vl.nullBack(e - j)
 					continue
 				}

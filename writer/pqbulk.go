@@ -33,10 +33,7 @@ func validityOf(a arrow.Array) validity {
 	return validity{a.NullBitmapBytes(), a.Data().Offset()}
 }
 
-func (v validity) valid(i int) bool {
-	j := v.off + i
-	return v.bits[j>>3]>>(j&7)&1 != 0
-}
+func (v validity) valid(i int) bool { return v.bit(i) != 0 }
 
 // defLevels records the definition levels of rows [from, to) of a flat
 // column and returns how many hold a value. A required column (maxDef 0)
@@ -48,16 +45,16 @@ func (l *leaf) defLevels(v validity, from, to int) int {
 	if l.maxDef == 0 {
 		return n
 	}
-	l.def = room(l.def, n)
-	if v.bits == nil {
-		l.def = appendOnes(l.def, n)
-		return n
-	}
 	// Filled through a local slice (one store of the leaf's), a validity
 	// byte's eight levels at once where the rows cover it whole.
-	d := l.def
+	d := room(l.def, n)
 	k := len(d) - from
 	d = d[:len(d)+n]
+	if v.bits == nil {
+		fillLevels(d[k+from:], 1)
+		l.def = d
+		return n
+	}
 	present := 0
 	i := from
 	for ; i < to && (v.off+i)&7 != 0; i++ {
@@ -98,16 +95,6 @@ var bitBytes = func() (t [256]uint64) {
 // defBytesFast turns the byte-at-a-time levels of defLevels on (a test
 // compares them with the bit-by-bit loop).
 var defBytesFast = true
-
-// appendOnes appends n bytes of 1 to b.
-func appendOnes(b []uint8, n int) []uint8 {
-	start := len(b)
-	b = b[:start+n]
-	for i := range b[start:] {
-		b[start+i] = 1
-	}
-	return b
-}
 
 // integer is the Arrow value types written as INT32 or INT64.
 type integer interface {

@@ -929,8 +929,8 @@ func (l *leaf) indexPageEnd(start int) (end, nNulls, nRows int) {
 	}
 	// p: the first index where the entries from start hold need values.
 	p := min(start+need, n)
+	full := []byte{uint8(l.maxDef)} // the level of a value
 	if l.maxDef > 0 {
-		full := []byte{uint8(l.maxDef)}
 		k := bytes.Count(l.def[start:p], full)
 		for ; k < need && p < n; p++ {
 			if int(l.def[p]) == l.maxDef {
@@ -952,7 +952,7 @@ func (l *leaf) indexPageEnd(start int) (end, nNulls, nRows int) {
 		nRows = bytes.Count(l.rep[start:end], []byte{0})
 	}
 	if l.maxDef > 0 {
-		nNulls = end - start - bytes.Count(l.def[start:end], []byte{uint8(l.maxDef)})
+		nNulls = end - start - bytes.Count(l.def[start:end], full)
 	}
 	return end, nNulls, nRows
 }
