@@ -198,6 +198,73 @@ func TestDictionaryGivenUpStaysPlain(t *testing.T) {
 	}
 }
 
+// TestDictionaryGivenUpWithNulls: the distinct share that gives a
+// dictionary up is of the values, not of the rows: a column of distinct
+// values, NULL every other row, goes PLAIN after dictSample values as one
+// without NULLs does (counted over rows, its share stayed at one half and
+// every value went through a dictionary that grew to its limit).
+func TestDictionaryGivenUpWithNulls(t *testing.T) {
+	w, b, path := newTestParquet(t, "note STRING, cat STRING")
+	rows := 4 * dictSample
+	var want [][2]string
+	for i := range rows {
+		note := ""
+		if i%2 == 0 {
+			note = fmt.Sprintf("note %d", i)
+			b.Column(0).(*arrowconv.BytesCol).AppendString(note)
+		} else {
+			b.Column(0).AppendNull()
+		}
+		cat := fmt.Sprintf("c%d", i%5)
+		b.AppendKind(arrowconv.Insert)
+		b.Column(1).(*arrowconv.BytesCol).AppendString(cat)
+		want = append(want, [2]string{note, cat})
+	}
+	rec := b.Flush()
+	if err := w.Write(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	if !w.leaves[1].plainChunk {
+		t.Errorf("the column of distinct values (half NULL) kept its dictionary of %d values", w.leaves[1].dictVals.len())
+	}
+	if w.leaves[2].plainChunk {
+		t.Error("the low-cardinality column gave its dictionary up")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pf := openParquet(t, path)
+	for g, rg := range pf.Metadata().RowGroups {
+		if slices.Contains(rg.Columns[1].MetaData.Encoding, format.RLEDictionary) {
+			t.Errorf("row group %d: note dictionary-encoded (encodings %v)", g, rg.Columns[1].MetaData.Encoding)
+		}
+	}
+	var got [][2]string
+	r := parquet.NewReader(pf)
+	defer r.Close()
+	buf := make([]parquet.Row, 512)
+	for {
+		n, err := r.ReadRows(buf)
+		for _, row := range buf[:n] {
+			note := ""
+			if !row[1].IsNull() {
+				note = row[1].String()
+			}
+			got = append(got, [2]string{note, row[2].String()})
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("read %d rows back, not the %d written", len(got), len(want))
+	}
+}
+
 // BenchmarkDictTables looks values up in the dictionaries of 1 and of 20
 // tables' writers taken in turn, a batch of a chunk's rows each (a routed
 // input's): with 20, every table's dictionary is out of cache when its

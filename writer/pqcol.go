@@ -750,7 +750,7 @@ func (l *leaf) checkDict(codec compress.Codec) error {
 	// (ids, free text), costs a hash lookup per value for nothing; PLAIN
 	// then, as parquet-mr falls back when the dictionary does not shrink
 	// the column.
-	n := int(l.chunkValues) + l.nValues // level entries of the chunk so far
+	n := l.sampled()
 	if l.dictVals.size() <= dictLimitBytes && !(n >= dictSample && l.dictVals.len() > n*3/4) {
 		return nil
 	}
@@ -783,7 +783,16 @@ func (l *leaf) dropDict() {
 // values may yet go out PLAIN.
 func (l *leaf) indexPagesFull() bool {
 	return streamIndexPages && l.dict && !l.plainChunk && l.fixedDict == nil && 4*len(l.idx) >= l.pageBytes &&
-		int(l.chunkValues)+l.nValues >= dictSample
+		l.sampled() >= dictSample
+}
+
+// sampled is how many values the chunk has put through the dictionary so
+// far: its level entries less the NULLs (and empty lists). The distinct
+// share is of these; counted over entries, a column of distinct values
+// NULL half the time stayed at one half, under the bar, and kept a
+// dictionary up to its size limit for nothing.
+func (l *leaf) sampled() int {
+	return int(l.chunkValues-l.chunkNulls) + l.nValues - l.nNulls
 }
 
 // streamIndexPages turns streamPages on (a fuzz target compares what it
