@@ -55,7 +55,7 @@ type ParquetOptions struct {
 	// compression, and faster to write, because snappy has less to do.
 	PlainIntegers bool
 	// PageBytes is the target uncompressed size of a data page (default
-	// 1 MiB). Every column buffers about one page: writers open by the
+	// 256 KiB). Every column buffers about one page: writers open by the
 	// dozen (one per source table) take smaller ones.
 	PageBytes int
 	// Iceberg writes the file as an Iceberg data file: physical types as
@@ -276,8 +276,8 @@ func NewParquet(path string, s *arrowconv.Schema, opts ParquetOptions) (*Parquet
 	pb := opts.PageBytes
 	if pb <= 0 {
 		pb = pageBytes
-		// A wide table's pages share pageBudget: 60 columns of 1 MiB
-		// pages would keep 60 MiB live, and the collector running.
+		// A wide table's pages share pageBudget: 200 columns of 256 KiB
+		// pages would keep 50 MiB live, and the collector running.
 		if n := len(p.leaves); n*pb > pageBudget {
 			pb = max(minPageBytes, pageBudget/n)
 		}

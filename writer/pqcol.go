@@ -26,7 +26,12 @@ import (
 // Page and dictionary sizes (variables so tests can force many pages and
 // the dictionary fallback).
 var (
-	pageBytes      = 1 << 20 // target uncompressed bytes per page
+	// pageBytes is the target uncompressed bytes per page. A page's values
+	// stay in memory until it is compressed, so every column holds up to a
+	// page of fresh heap: at 1 MiB, a 20-column table's conversion touched
+	// 14 MiB more memory (which a VM's host backs at 1.5-2 ms a MiB) for
+	// files 0.4% smaller. 256 KiB is parquet-go's default too.
+	pageBytes      = 256 << 10
 	dictLimitBytes = 1 << 20 // dictionary larger than this: fall back to PLAIN
 	dictSample     = 4096    // values seen before the distinct share decides
 )
