@@ -51,21 +51,22 @@ func scanStringEsc(b []byte, i int) (int, bool, error) {
 	start := i
 	esc := false
 	i++
+	k := 0 // words skipped: from the fourth on, the string is a long one
 	for i < len(b) {
 		// Skip plain ASCII bytes (no quote, backslash or high bit): most
 		// of a CDC message is such string content. Four words inline for
 		// the short strings (keys, codes, timestamps), then vectors for
-		// the long ones: the call costs about what four words do.
-		for k := 0; i+8 <= len(b); k++ {
-			if k == 4 && len(b)-i >= 64 {
+		// the long ones: the call costs about what four words do. A long
+		// string goes on with vectors after an escape or a non-ASCII
+		// character: its next one is usually tens of bytes away.
+		for ; i+8 <= len(b); k++ {
+			if k >= 4 && len(b)-i >= 64 {
 				if i += simdscan.Plain(b[i:]); i+8 > len(b) {
 					break
 				}
 			}
 			w := load64(b, i) // i > start >= 0
-			// The lowest flagged byte is exact (hasZero's false positives
-			// lie only above a real match): jump straight to it.
-			if m := hasZero(w^0x2222222222222222) | hasZero(w^0x5c5c5c5c5c5c5c5c) | (w & 0x8080808080808080); m != 0 {
+			if m := specialBytes(w); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
@@ -259,6 +260,20 @@ func hex4(b []byte) int {
 func hasEscape(s []byte) bool { return bytes.IndexByte(s, '\\') >= 0 }
 
 // hasZero is non-zero when some byte of x is zero (the classic SWAR test).
+// specialBytes flags the bytes of w that end a plain run of string
+// content: '"', '\\' and any byte >= 0x80. Only the lowest flag is exact
+// (a borrow from a '"' or '\\' byte can flag bytes above it), which is
+// all the scanners use: a byte below the first special one is under 0x80
+// and differs from both, so subtracting one from its XOR with either
+// neither sets its high bit nor borrows. A byte >= 0x80 is flagged by one
+// of the two terms (its XOR with either is >= 0x80 and only 0x80 loses the
+// bit; it cannot be 0x80 with both). Two hasZero calls and a test of the
+// high bits took twice the operations.
+func specialBytes(w uint64) uint64 {
+	const ones = 0x0101010101010101
+	return (((w ^ 0x2222222222222222) - ones) | ((w ^ 0x5c5c5c5c5c5c5c5c) - ones)) & 0x8080808080808080
+}
+
 func hasZero(x uint64) uint64 {
 	return (x - 0x0101010101010101) & ^x & 0x8080808080808080
 }

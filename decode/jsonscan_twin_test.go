@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -102,4 +103,52 @@ func FuzzScanString(f *testing.F) {
 		}
 		checkScanTwin(t, b)
 	})
+}
+
+// TestSpecialBytes holds specialBytes to its contract: its lowest flag is
+// at the first '"', '\\' or byte >= 0x80 of the word (little-endian), and
+// there is none when the word has none. Every byte value at every
+// position, below it plain bytes, above it anything (seeded).
+func TestSpecialBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(34, 3))
+	special := func(c byte) bool { return c == '"' || c == '\\' || c >= 0x80 }
+	plain := func() byte {
+		for {
+			if c := byte(rng.IntN(0x80)); !special(c) {
+				return c
+			}
+		}
+	}
+	for p := 0; p < 8; p++ {
+		for c := 0; c < 256; c++ {
+			for range 64 {
+				var w [8]byte
+				for k := range w {
+					switch {
+					case k < p:
+						w[k] = plain()
+					case k == p:
+						w[k] = byte(c)
+					default:
+						w[k] = byte(rng.IntN(256))
+					}
+				}
+				want := 8
+				for k, b := range w {
+					if special(b) {
+						want = k
+						break
+					}
+				}
+				m := specialBytes(load64(w[:], 0))
+				got := 8
+				if m != 0 {
+					got = bits.TrailingZeros64(m) >> 3
+				}
+				if got != want {
+					t.Fatalf("specialBytes(% x): first flag at %d, want %d", w, got, want)
+				}
+			}
+		}
+	}
 }
