@@ -259,7 +259,6 @@ func hex4(b []byte) int {
 // hasEscape reports whether a raw JSON string body contains a backslash.
 func hasEscape(s []byte) bool { return bytes.IndexByte(s, '\\') >= 0 }
 
-// hasZero is non-zero when some byte of x is zero (the classic SWAR test).
 // specialBytes flags the bytes of w that end a plain run of string
 // content: '"', '\\' and any byte >= 0x80. Only the lowest flag is exact
 // (a borrow from a '"' or '\\' byte can flag bytes above it), which is
@@ -274,6 +273,7 @@ func specialBytes(w uint64) uint64 {
 	return (((w ^ 0x2222222222222222) - ones) | ((w ^ 0x5c5c5c5c5c5c5c5c) - ones)) & 0x8080808080808080
 }
 
+// hasZero is non-zero when some byte of x is zero (the classic SWAR test).
 func hasZero(x uint64) uint64 {
 	return (x - 0x0101010101010101) & ^x & 0x8080808080808080
 }
