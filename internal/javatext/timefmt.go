@@ -203,6 +203,25 @@ func FixedClock(b []byte) (h, mi, s int, ok bool) {
 	return int(h0)*10 + int(h1), int(m0)*10 + int(m1), int(s0)*10 + int(s1), true
 }
 
+// clockFields reads "HH:mm:ss", two digits each, unchecked: in one step
+// when FixedClock takes it (it reads the same fields), else field by field.
+func (c *Cursor) clockFields() (h, mi, s int, ok bool) {
+	if h, mi, s, ok = FixedClock(c.B[c.I:]); ok {
+		c.I += 8
+		return h, mi, s, true
+	}
+	if h, ok = c.Digits(2, 2); !ok || !c.Lit(':') {
+		return 0, 0, 0, false
+	}
+	if mi, ok = c.Digits(2, 2); !ok || !c.Lit(':') {
+		return 0, 0, 0, false
+	}
+	if s, ok = c.Digits(2, 2); !ok {
+		return 0, 0, 0, false
+	}
+	return h, mi, s, true
+}
+
 // EpochDays is the proleptic Gregorian day number of y-m-d (1970-01-01 = 0).
 func EpochDays(y, m, d int) int64 {
 	// Howard Hinnant's days_from_civil.
@@ -296,20 +315,12 @@ func ParseTimestamp(b []byte, iso, ltz bool) (Civil, bool) {
 func ParseOggCurrentTS(b []byte) (Civil, bool) {
 	c := Cursor{B: b}
 	if y, m, d, ok := c.Date(false); ok && c.Lit('T') {
-		h, ok1 := c.Digits(2, 2)
-		_ = ok1
-		if ok1 && c.Lit(':') {
-			mi, ok2 := c.Digits(2, 2)
-			if ok2 && c.Lit(':') {
-				s, ok3 := c.Digits(2, 2)
-				if ok3 && c.Lit('.') {
-					frac, ok4 := c.Digits(6, 6)
-					if ok4 && c.Done() && h < 24 && mi < 60 && s < 60 {
-						ns := int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)*1000
-						ns -= ns % 1e6
-						return Civil{EpochDays(y, m, d), ns}, true
-					}
-				}
+		if h, mi, s, ok := c.clockFields(); ok && c.Lit('.') {
+			frac, ok4 := c.Digits(6, 6)
+			if ok4 && c.Done() && h < 24 && mi < 60 && s < 60 {
+				ns := int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)*1000
+				ns -= ns % 1e6
+				return Civil{EpochDays(y, m, d), ns}, true
 			}
 		}
 	}
@@ -393,6 +404,23 @@ func SQLClock(b []byte) (int64, bool) {
 // ParseOggOpTS parses ogg's op_ts: yyyy-M-d with an optional " H:m:s[.f]",
 // one or two digits per field, truncated to milliseconds.
 func ParseOggOpTS(b []byte) (Civil, bool) {
+	// The shape GoldenGate writes, "yyyy-MM-dd HH:mm:ss.ffffff", in fixed
+	// steps; whatever it does not take, oggOpTS reads (and decides).
+	if y, m, d, ok := FixedDate(b); ok && len(b) >= 19 && b[10] == ' ' {
+		if h, mi, s, ok := FixedClock(b[11:]); ok {
+			c := Cursor{B: b, I: 19}
+			frac, _ := c.Fraction()
+			if c.Done() && m >= 1 && m <= 12 && d >= 1 && d <= DaysIn(y, m) && h <= 23 && mi <= 59 && s <= 59 {
+				ns := int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)
+				return Civil{EpochDays(y, m, d), ns - ns%1e6}, true
+			}
+		}
+	}
+	return oggOpTS(b)
+}
+
+// oggOpTS is ParseOggOpTS field by field, for any shape.
+func oggOpTS(b []byte) (Civil, bool) {
 	c := Cursor{B: b}
 	y, ok := c.Digits(4, 4)
 	if !ok || !c.Lit('-') {

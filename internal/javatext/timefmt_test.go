@@ -32,6 +32,21 @@ func TestFixedDateClockMatchGeneral(t *testing.T) {
 				t.Fatalf("FixedClock(%q) = %d:%d:%d; general %d:%d:%d at %d", b, h, mi, s, gh, gmi, gs, c.I)
 			}
 		}
+		// clockFields (FixedClock, else field by field) against the fields
+		// alone, past a prefix as ParseOggCurrentTS calls it.
+		for _, pre := range []string{"", "2020-05-13T"} {
+			in := append([]byte(pre), b...)
+			c, g := Cursor{B: in, I: len(pre)}, Cursor{B: in, I: len(pre)}
+			h, mi, s, ok := c.clockFields()
+			gh, ok1 := g.Digits(2, 2)
+			ok2 := ok1 && g.Lit(':')
+			gmi, ok3 := g.Digits(2, 2)
+			ok4 := ok2 && ok3 && g.Lit(':')
+			gs, ok5 := g.Digits(2, 2)
+			if gok := ok4 && ok5; ok != gok || ok && (c.I != g.I || h != gh || mi != gmi || s != gs) {
+				t.Fatalf("clockFields(%q) = %d:%d:%d %v at %d; fields %d:%d:%d %v at %d", in, h, mi, s, ok, c.I, gh, gmi, gs, gok, g.I)
+			}
+		}
 	}
 	// Every byte value at every position of the two shapes.
 	for _, tmpl := range []string{"2020-05-12", "17:10:08.3"} {
@@ -54,6 +69,55 @@ func TestFixedDateClockMatchGeneral(t *testing.T) {
 			rapid.StringMatching(`[0-9x]{2}:[0-9x]{2}:[0-9x]{2}`),
 		).Draw(t, "text"))
 		same(t, b)
+	})
+}
+
+// ParseOggOpTS's fixed steps against oggOpTS, which reads every shape
+// field by field: the same instant and verdict on every text.
+func TestParseOggOpTSMatchGeneral(t *testing.T) {
+	same := func(t interface{ Fatalf(string, ...any) }, b []byte) {
+		c, ok := ParseOggOpTS(b)
+		gc, gok := oggOpTS(b)
+		if c != gc || ok != gok {
+			t.Fatalf("ParseOggOpTS(%q) = %v %v; field by field %v %v", b, c, ok, gc, gok)
+		}
+	}
+	// Every byte value at every position of the shapes GoldenGate writes,
+	// and of their edges (the last day of February, the last instant).
+	for _, tmpl := range []string{"2020-05-13 12:38:40.214000", "2020-02-29 23:59:59", "2019-02-28 00:00:00.9999999999"} {
+		for i := 0; i <= len(tmpl); i++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(tmpl)
+				if i < len(b) {
+					b[i] = byte(c)
+				} else {
+					b = append(b, byte(c))
+				}
+				same(t, b)
+				same(t, b[:i]) // cut short
+			}
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		b := []byte(rapid.OneOf(
+			rapid.StringMatching(`[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}( [0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]{0,10})?)?`),
+			rapid.StringMatching(`[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}[.0-9x ]{0,8}`),
+			rapid.StringMatching(`[0-9: .\-]{0,30}`),
+		).Draw(t, "text"))
+		same(t, b)
+	})
+}
+
+func FuzzParseOggOpTS(f *testing.F) {
+	for _, s := range []string{"2020-05-13 12:38:40.214000", "2020-5-3 1:2:3.4", "2020-02-30 00:00:00", "2020-05-13", "2020-05-13 24:00:00"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, ok := ParseOggOpTS(b)
+		gc, gok := oggOpTS(b)
+		if c != gc || ok != gok {
+			t.Fatalf("ParseOggOpTS(%q) = %v %v; field by field %v %v", b, c, ok, gc, gok)
+		}
 	})
 }
 
