@@ -41,7 +41,7 @@ func benchInputWith(b *testing.B, format string, producer bool) ([]byte, [][]byt
 		b.Fatal(err)
 	}
 	return data, lines, func() (*base, *arrowconv.Builder) {
-		bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+		bld := arrowconv.NewBuilder(arrowconv.NewPool(), s) // as the pipeline does: flushed buffers are reused
 		d, err := New(f, s, o, bld)
 		if err != nil {
 			b.Fatal(err)
@@ -99,7 +99,7 @@ func BenchmarkDecodeShape(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+				bld := arrowconv.NewBuilder(arrowconv.NewPool(), s) // as the pipeline does: flushed buffers are reused
 				d, err := New(f, s, o, bld)
 				if err != nil {
 					b.Fatal(err)
@@ -256,7 +256,7 @@ func BenchmarkUnescapedShortcut(b *testing.B) {
 				}
 				var runs [2]func()
 				for k := range runs {
-					bld := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+					bld := arrowconv.NewBuilder(arrowconv.NewPool(), s) // as the pipeline does: flushed buffers are reused
 					d, err := New(f, s, o, bld)
 					if err != nil {
 						b.Fatal(err)
