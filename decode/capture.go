@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -737,10 +736,15 @@ func newMemberPat(name string) memberPat {
 	}
 	p := memberPat{s: `"` + name + `":`}
 	if len(p.s) <= 16 {
-		var w [16]byte
+		// Patterns and masks are read as at reads the message (word), so
+		// they agree in any byte order.
+		var w, m [16]byte
 		copy(w[:], p.s)
-		p.w0, p.w1 = binary.LittleEndian.Uint64(w[:8]), binary.LittleEndian.Uint64(w[8:])
-		p.m0, p.m1 = lowBytes(len(p.s)), lowBytes(len(p.s)-8)
+		for k := range p.s {
+			m[k] = 0xFF
+		}
+		p.w0, p.w1 = word(w[:], 0), word(w[:], 8)
+		p.m0, p.m1 = word(m[:], 0), word(m[:], 8)
 	}
 	return p
 }
@@ -757,15 +761,29 @@ func lowBytes(n int) uint64 {
 }
 
 // at matches the member start at b[i], followed by at least one byte, and
-// returns the index of the value.
+// returns the index of the value. Small enough to be inlined where the
+// fast paths try it at every member: the common case (a prepared name
+// with 16 bytes to load) is two masked word compares; atSlow takes the
+// rest.
 func (p *memberPat) at(b []byte, i int) (int, bool) {
+	if n := len(p.s); p.m0 != 0 && i >= 0 && i+16 <= len(b) && i+n < len(b) {
+		if (word(b, i)^p.w0)&p.m0|(word(b, i+8)^p.w1)&p.m1 == 0 {
+			return i + n, true
+		}
+		return 0, false
+	}
+	return p.atSlow(b, i)
+}
+
+// atSlow is at for every case: a name longer than 16 bytes, a member near
+// the end of the message.
+func (p *memberPat) atSlow(b []byte, i int) (int, bool) {
 	n := len(p.s)
 	if n == 0 || i+n >= len(b) {
 		return 0, false
 	}
 	if n <= 16 && i+16 <= len(b) && i >= 0 {
-		w0, w1 := load64(b, i), load64(b, i+8)
-		if (w0^p.w0)&p.m0|(w1^p.w1)&p.m1 == 0 {
+		if (word(b, i)^p.w0)&p.m0|(word(b, i+8)^p.w1)&p.m1 == 0 {
 			return i + n, true
 		}
 		return 0, false

@@ -54,6 +54,28 @@ func TestMemberPatAt(t *testing.T) {
 	}
 }
 
+// FuzzMemberPatAt: memberPat.at (its inlined word compares and atSlow)
+// against the plain definition, for any name, message and position.
+func FuzzMemberPatAt(f *testing.F) {
+	f.Add("id", []byte(`{"id":1}`), 1)
+	f.Add("description", []byte(`"description":"x"`), 0)
+	f.Add("a_name_longer_than_16", []byte(`"a_name_longer_than_16":0`), 0)
+	f.Fuzz(func(t *testing.T, name string, b []byte, i int) {
+		if i < 0 || i > len(b)+1 { // callers pass an index in the message
+			return
+		}
+		m := `"` + name + `":`
+		wi, wok := 0, false
+		if name != "" && i >= 0 && i+len(m) < len(b) && string(b[i:i+len(m)]) == m {
+			wi, wok = i+len(m), true
+		}
+		p := newMemberPat(name)
+		if gi, gok := p.at(b, i); gi != wi || gok != wok {
+			t.Fatalf("name %q in %q at %d: got %d %v, want %d %v", name, b, i, gi, gok, wi, wok)
+		}
+	})
+}
+
 // literalEnd against scanLiteral: the literals, cut short, with each byte
 // changed, and followed by every byte value or by nothing.
 func TestLiteralEnd(t *testing.T) {
