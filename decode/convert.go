@@ -716,6 +716,22 @@ func (rc *rowConv) convert(slots []slot) error {
 		// apply per value (a tenth of a decode): a value goes to its
 		// converter directly, a NULL to its column (what conv does).
 		u := rc.unch
+		if u == nil && rc.checks == nil {
+			// Flink's decoding, an explicit schema: nothing but NULLs and
+			// values to tell apart.
+			inners, cols := rc.inners[:len(slots)], rc.cols[:len(slots)]
+			for i := range slots {
+				s := &slots[i]
+				if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
+					cols[i].AppendNull()
+				} else if err := inners[i](s.v, s.t); err != nil {
+					if err = rc.cx.nullOrErr(cols[i], err); err != nil {
+						return withPath(err, rc.fields[i].Name)
+					}
+				}
+			}
+			return nil
+		}
 		for i, s := range slots {
 			switch {
 			case u != nil && (s.t == jsonparser.NotExist || s.t == jsonparser.String || s.t == jsonparser.Array) && u.not(s.v, s.t):
