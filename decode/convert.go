@@ -516,7 +516,14 @@ func timeAppender(typ arrowconv.Type, col arrowconv.Column) func(ns int64) {
 // is truncated toward zero; anything else goes through Integer.parseInt of
 // the trimmed text.
 func (cx *convCtx) integer(v []byte, t jsonparser.ValueType, bits int) (int64, bool) {
-	if t == jsonparser.Number && javatext.IsFloatLiteral(v) {
+	if t == jsonparser.Number {
+		// An integer literal is its own text ("-0" is 0). ParseInt takes
+		// only a sign and digits, so what it takes has no fraction or
+		// exponent: the float test runs only on what it refuses.
+		if n, ok := javatext.ParseInt(v, bits); ok || !javatext.IsFloatLiteral(v) {
+			return n, ok
+		}
+		// A fraction or an exponent.
 		minV, maxV := int64(math.MinInt64), int64(math.MaxInt64)
 		if bits == 32 {
 			minV, maxV = math.MinInt32, math.MaxInt32
@@ -542,9 +549,6 @@ func (cx *convCtx) integer(v []byte, t jsonparser.ValueType, bits int) (int64, b
 			return math.MaxInt64, true
 		}
 		return int64(f), true
-	}
-	if t == jsonparser.Number {
-		return javatext.ParseInt(v, bits) // an integer literal is its own text ("-0" is 0)
 	}
 	return javatext.ParseInt(javatext.Trim(cx.textOf(v, t)), bits)
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/buger/jsonparser"
+
 	"github.com/cdcetl/cdcetl/internal/javatext"
 	"pgregory.net/rapid"
 )
@@ -38,6 +40,52 @@ func TestShortDecimalFloat(t *testing.T) {
 		want, wok := javatext.ParseFloat(text, 64)
 		if !wok || math.Float64bits(f) != math.Float64bits(want) {
 			t.Fatalf("%s: %v (%x), general path %v (%x)", lit, f, math.Float64bits(f), want, math.Float64bits(want))
+		}
+	})
+}
+
+// convCtx.integer takes a JSON number through ParseInt first and tests
+// for a fraction or exponent only when ParseInt refuses it. That is the
+// rule "an integer literal is its own text, a float literal is truncated"
+// only if ParseInt refuses every float literal: checked here with the
+// results of both sides, for every width, on literals near the limits.
+func TestIntegerLiteral(t *testing.T) {
+	cx := &convCtx{}
+	rapid.Check(t, func(t *rapid.T) {
+		lit := rapid.OneOf(
+			rapid.StringMatching(`-?(0|[1-9][0-9]{0,20})(\.[0-9]{1,5})?([eE][+-]?[0-9]{1,2})?`),
+			rapid.SampledFrom([]string{"-0", "127", "128", "-128", "-129", "32767", "2147483647", "2147483648", "-2147483648", "-2147483649",
+				"9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809", "1e2", "1.0", "-0.0", "9.3e18", "1E19"}),
+		).Draw(t, "literal")
+		bits := rapid.SampledFrom([]int{8, 16, 32, 64}).Draw(t, "bits")
+		v := []byte(lit)
+		got, gok := cx.integer(v, jsonparser.Number, bits)
+		if !javatext.IsFloatLiteral(v) {
+			want, wok := javatext.ParseInt(v, bits)
+			if got != want || gok != wok {
+				t.Fatalf("%s as %d bits: %d %v, want ParseInt's %d %v", lit, bits, got, gok, want, wok)
+			}
+			return
+		}
+		if n, ok := javatext.ParseInt(v, bits); ok {
+			t.Fatalf("ParseInt(%s) took a float literal: %d", lit, n)
+		}
+		// Jackson's truncation of the double, saturating at the long's top.
+		f, _ := javatext.ParseFloat(v, 64)
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if bits == 32 {
+			lo, hi = math.MinInt32, math.MaxInt32
+		}
+		want, wok := int64(0), false
+		switch {
+		case f < float64(lo) || f > float64(hi) || math.IsNaN(f):
+		case f >= math.Pow(2, 63):
+			want, wok = math.MaxInt64, true
+		default:
+			want, wok = int64(f), true
+		}
+		if got != want || gok != wok {
+			t.Fatalf("%s as %d bits: %d %v, want %d %v", lit, bits, got, gok, want, wok)
 		}
 	})
 }
