@@ -35,9 +35,12 @@ func cliReference() string {
 					flagName += " " + name
 				}
 				def := f.DefValue
-				if def == "" || def == "false" || def == "0" || def == "[]" {
+				switch {
+				case f.Name == "workers":
+					def = "the number of cores" // runtime.NumCPU(): not this machine's
+				case def == "" || def == "false" || def == "0" || def == "[]":
 					def = ""
-				} else {
+				default:
 					def = "`" + def + "`"
 				}
 				fmt.Fprintf(&b, "| `%s` | %s | %s |\n", flagName, cell(usage), def)
