@@ -120,6 +120,16 @@ func scanScalar(b []byte, i int) (v slot, end int, scalar bool, err error) {
 	return slot{}, 0, false, nil
 }
 
+// identByte marks the bytes that may continue an identifier for Jackson
+// (letters, digits, '_', '$' and every byte from 0x80): one load where a
+// literal ends, instead of five range tests.
+var identByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+	}
+	return t
+}()
+
 // literalEnd returns the index after the literal true, false or null at
 // b[i], or -1 for anything else (scanLiteral says what is wrong). One
 // word compare instead of a string comparison call.
@@ -140,7 +150,7 @@ func literalEnd(b []byte, i int) int {
 	}
 	// Jackson rejects a literal that runs on into identifier characters.
 	if end < len(b) {
-		if c := b[end]; c == '_' || c == '$' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z' || c >= 0x80 {
+		if identByte[b[end]] {
 			return -1
 		}
 	}
