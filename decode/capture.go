@@ -749,17 +749,6 @@ func newMemberPat(name string) memberPat {
 	return p
 }
 
-// lowBytes is the mask of a word's first n bytes (0 <= n, all of it from 8).
-func lowBytes(n int) uint64 {
-	switch {
-	case n >= 8:
-		return ^uint64(0)
-	case n <= 0:
-		return 0
-	}
-	return 1<<(8*n) - 1
-}
-
 // at matches the member start at b[i], followed by at least one byte, and
 // returns the index of the value. Small enough to be inlined where the
 // fast paths try it at every member: the common case (a prepared name
@@ -775,17 +764,11 @@ func (p *memberPat) at(b []byte, i int) (int, bool) {
 	return p.atSlow(b, i)
 }
 
-// atSlow is at for every case: a name longer than 16 bytes, a member near
-// the end of the message.
+// atSlow is at where the word compares cannot be made: a name longer than
+// 16 bytes, a member within 16 bytes of the message's end.
 func (p *memberPat) atSlow(b []byte, i int) (int, bool) {
 	n := len(p.s)
 	if n == 0 || i+n >= len(b) {
-		return 0, false
-	}
-	if n <= 16 && i+16 <= len(b) && i >= 0 {
-		if (word(b, i)^p.w0)&p.m0|(word(b, i+8)^p.w1)&p.m1 == 0 {
-			return i + n, true
-		}
 		return 0, false
 	}
 	if string(b[i:i+n]) == p.s {

@@ -194,11 +194,8 @@ func scanLiteral(b []byte, i int, lit string) (int, error) {
 	}
 	j := i + len(lit)
 	// Jackson rejects a literal that runs on into identifier characters.
-	if j < len(b) {
-		c := b[j]
-		if c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 {
-			return 0, &msgError{off: i, err: errorf(ErrMalformed, "unrecognized token")}
-		}
+	if j < len(b) && identByte[b[j]] {
+		return 0, &msgError{off: i, err: errorf(ErrMalformed, "unrecognized token")}
 	}
 	return j, nil
 }
