@@ -203,25 +203,6 @@ func FixedClock(b []byte) (h, mi, s int, ok bool) {
 	return int(h0)*10 + int(h1), int(m0)*10 + int(m1), int(s0)*10 + int(s1), true
 }
 
-// clockFields reads "HH:mm:ss", two digits each, unchecked: in one step
-// when FixedClock takes it (it reads the same fields), else field by field.
-func (c *Cursor) clockFields() (h, mi, s int, ok bool) {
-	if h, mi, s, ok = FixedClock(c.B[c.I:]); ok {
-		c.I += 8
-		return h, mi, s, true
-	}
-	if h, ok = c.Digits(2, 2); !ok || !c.Lit(':') {
-		return 0, 0, 0, false
-	}
-	if mi, ok = c.Digits(2, 2); !ok || !c.Lit(':') {
-		return 0, 0, 0, false
-	}
-	if s, ok = c.Digits(2, 2); !ok {
-		return 0, 0, 0, false
-	}
-	return h, mi, s, true
-}
-
 // EpochDays is the proleptic Gregorian day number of y-m-d (1970-01-01 = 0).
 func EpochDays(y, m, d int) int64 {
 	// Howard Hinnant's days_from_civil.
@@ -315,9 +296,12 @@ func ParseTimestamp(b []byte, iso, ltz bool) (Civil, bool) {
 func ParseOggCurrentTS(b []byte) (Civil, bool) {
 	c := Cursor{B: b}
 	if y, m, d, ok := c.Date(false); ok && c.Lit('T') {
-		if h, mi, s, ok := c.clockFields(); ok && c.Lit('.') {
-			frac, ok4 := c.Digits(6, 6)
-			if ok4 && c.Done() && h < 24 && mi < 60 && s < 60 {
+		// HH:mm:ss.SSSSSS to the end. FixedClock reads exactly what the
+		// clock's fields read one by one, and fails where they would
+		// (TestFixedDateClockMatchGeneral).
+		if h, mi, s, ok := FixedClock(c.B[c.I:]); ok && len(c.B)-c.I == 15 && c.B[c.I+8] == '.' {
+			c.I += 9
+			if frac, ok := c.Digits(6, 6); ok && h < 24 && mi < 60 && s < 60 {
 				ns := int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)*1000
 				ns -= ns % 1e6
 				return Civil{EpochDays(y, m, d), ns}, true
