@@ -188,6 +188,16 @@ func digitsEnd(b []byte, i int) int {
 	return i
 }
 
+// identByte marks the bytes that may continue an identifier for Jackson
+// (letters, digits, '_', '$' and every byte from 0x80): one load where a
+// literal ends, instead of five range tests.
+var identByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+	}
+	return t
+}()
+
 func scanLiteral(b []byte, i int, lit string) (int, error) {
 	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
 		return 0, &msgError{off: i, err: errorf(ErrMalformed, "unrecognized token")}

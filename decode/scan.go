@@ -120,16 +120,6 @@ func scanScalar(b []byte, i int) (v slot, end int, scalar bool, err error) {
 	return slot{}, 0, false, nil
 }
 
-// identByte marks the bytes that may continue an identifier for Jackson
-// (letters, digits, '_', '$' and every byte from 0x80): one load where a
-// literal ends, instead of five range tests.
-var identByte = func() (t [256]bool) {
-	for c := range t {
-		t[c] = c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-	}
-	return t
-}()
-
 // literalEnd returns the index after the literal true, false or null at
 // b[i], or -1 for anything else (scanLiteral says what is wrong). One
 // word compare instead of a string comparison call.
