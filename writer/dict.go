@@ -227,10 +227,30 @@ func (d *dictValues) is(i int32, v []byte) bool { return string(d.get(i)) == str
 
 // add appends v (copied) and returns its index.
 func (d *dictValues) add(v []byte) int32 {
-	d.plain = binary.LittleEndian.AppendUint32(room(d.plain, 4+len(v)), uint32(len(v)))
+	if 4+len(v) > cap(d.plain)-len(d.plain) {
+		d.plain = d.grow(4 + len(v))
+	}
+	d.plain = binary.LittleEndian.AppendUint32(d.plain, uint32(len(v)))
 	d.spans = append(room(d.spans, 1), span{uint32(len(d.plain)), uint32(len(v))})
 	d.plain = append(d.plain, v...)
 	return int32(len(d.spans) - 1)
+}
+
+// grow returns plain with room for n more bytes. It doubles, except
+// across dictLimitBytes: a dictionary past the limit is given up after the
+// batch that took it there (checkDict), so doubling a buffer of half the
+// limit would allocate, and touch, twice the limit for a quarter of it
+// more. On wide rows (twelve string columns of many distinct values) the
+// doubled buffers were a quarter of the heap a conversion touched.
+func (d *dictValues) grow(n int) []byte {
+	need := len(d.plain) + n
+	c := max(2*cap(d.plain), need, 256)
+	if lim := dictLimitBytes + dictLimitBytes/4; c > lim && need <= lim {
+		c = lim
+	}
+	ns := make([]byte, len(d.plain), c)
+	copy(ns, d.plain)
+	return ns
 }
 
 // size is the dictionary page's size, uncompressed.

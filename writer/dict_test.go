@@ -121,6 +121,35 @@ func TestDictEmptyValueAtArenaEnd(t *testing.T) {
 	}
 }
 
+// TestDictValuesGrowthCapped: a dictionary's values grow by doubling,
+// but not past dictLimitBytes and a quarter while what they hold fits in
+// that (a dictionary past the limit is given up after its batch: doubling
+// half the limit would touch twice the limit). Past it they double again,
+// and every value reads back throughout.
+func TestDictValuesGrowthCapped(t *testing.T) {
+	lim := dictLimitBytes + dictLimitBytes/4
+	var vals dictValues
+	var want []string
+	for k := 0; vals.size() < 3*dictLimitBytes; k++ {
+		v := fmt.Sprintf("value %08d of a column of long, distinct strings", k)
+		if i := vals.add([]byte(v)); int(i) != len(want) {
+			t.Fatalf("add gave index %d, want %d", i, len(want))
+		}
+		want = append(want, v)
+		if vals.size() <= lim && cap(vals.plain) > lim {
+			t.Fatalf("%d bytes held in a buffer of %d: past the cap of %d", vals.size(), cap(vals.plain), lim)
+		}
+	}
+	if cap(vals.plain) < 3*dictLimitBytes {
+		t.Fatalf("buffer of %d for %d bytes", cap(vals.plain), vals.size())
+	}
+	for i, v := range want {
+		if string(vals.get(int32(i))) != v {
+			t.Fatalf("value %d reads back as %q, want %q", i, vals.get(int32(i)), v)
+		}
+	}
+}
+
 // TestDictionaryGivenUpStaysPlain: a column of distinct values gives its
 // dictionary up in its first chunk; the chunks after it start PLAIN (no
 // value goes through the dictionary) but one in redictEvery tries it
