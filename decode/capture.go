@@ -2,6 +2,7 @@ package decode
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -736,14 +737,24 @@ type memberPat struct {
 	s      string // "" for a name that is not a plainKey: never matches
 	w0, w1 uint64
 	m0, m1 uint64
+	// need is the bytes from the member's start that the word compares
+	// read and a match needs (16, or the pattern and one byte more), and
+	// more than any message holds for a pattern they cannot take: at's
+	// inlined test is then one subtraction and two compares.
+	need int
 }
 
+// noWords is need for a pattern the word compares cannot take.
+const noWords = math.MaxInt / 2
+
+// newMemberPat prepares name's pattern (its zero value is not one).
 func newMemberPat(name string) memberPat {
 	if name == "" {
-		return memberPat{}
+		return memberPat{need: noWords}
 	}
-	p := memberPat{s: `"` + name + `":`}
+	p := memberPat{s: `"` + name + `":`, need: noWords}
 	if len(p.s) <= 16 {
+		p.need = max(16, len(p.s)+1)
 		// Patterns and masks are read as at reads the message (word), so
 		// they agree in any byte order.
 		var w, m [16]byte
@@ -763,9 +774,9 @@ func newMemberPat(name string) memberPat {
 // with 16 bytes to load) is two masked word compares; atSlow takes the
 // rest.
 func (p *memberPat) at(b []byte, i int) (int, bool) {
-	if n := len(p.s); p.m0 != 0 && i >= 0 && i+16 <= len(b) && i+n < len(b) {
+	if i >= 0 && i <= len(b)-p.need {
 		if (word(b, i)^p.w0)&p.m0|(word(b, i+8)^p.w1)&p.m1 == 0 {
-			return i + n, true
+			return i + len(p.s), true
 		}
 		return 0, false
 	}
