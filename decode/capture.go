@@ -519,24 +519,33 @@ func (d *base) captureSourceFast(i int) (end int, ok bool) {
 	same := commonPrefix(b[i:], prev.raw)
 	order := d.srcOrder
 	for pos := 0; ; pos++ {
-		if m >= 0 && m < len(prev.members) {
-			if pm := prev.members[m]; int(pm.sep)+delta < same {
-				// Member m is here, the same: its value shifted by delta.
-				if pm.p >= 0 {
+		if m >= 0 && m < len(prev.members) && int(prev.members[m].sep)+delta < same {
+			// Members m to k are here, the same: their values shifted by
+			// delta. One pass takes their slots, one append their records.
+			k := m
+			for ; k < len(prev.members) && int(prev.members[k].sep)+delta < same; k++ {
+				if pm := &prev.members[k]; pm.p >= 0 {
 					v0 := i + int(pm.v0) + delta
 					d.src[pm.p] = slot{b[v0 : v0+int(pm.vn)], pm.t}
 				}
-				pm.start, pm.sep, pm.v0 = pm.start+int32(delta), pm.sep+int32(delta), pm.v0+int32(delta)
-				rec = append(rec, pm)
-				m++
-				pos = int(pm.pos)
-				next := i + int(pm.sep)
-				if b[next] == '}' {
-					return next + 1, true
-				}
-				j = next + 1
-				continue
 			}
+			n0 := len(rec)
+			rec = append(rec, prev.members[m:k]...)
+			if delta != 0 {
+				for r := range rec[n0:] {
+					r := &rec[n0+r]
+					r.start, r.sep, r.v0 = r.start+int32(delta), r.sep+int32(delta), r.v0+int32(delta)
+				}
+			}
+			m = k
+			last := rec[len(rec)-1]
+			pos = int(last.pos)
+			next := i + int(last.sep)
+			if b[next] == '}' {
+				return next + 1, true
+			}
+			j = next + 1
+			continue
 		}
 		var vi int
 		var found bool
