@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -99,6 +101,21 @@ func (t *Table) Committed(ctx context.Context, in Input) (bool, error) {
 // maxAttempts bounds the retries of a commit that met a concurrent one.
 const maxAttempts = 20
 
+// conflictPause waits before the attempt-th retry of a commit that met a
+// concurrent one: a random few milliseconds, more as attempts go on, so
+// that writers that met (shards adding columns to one table) do not meet
+// again in step. Without it a dozen writers retried in lockstep and one
+// ran out of attempts.
+func conflictPause(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(min(attempt, 8))*int64(2*time.Millisecond))) + time.Millisecond/4
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
 // runSuffix ends a data file's name: "-<run>[.<kind>].parquet", the run
 // as newRunID makes it (time, then eight hex digits).
 var runSuffix = regexp.MustCompile(`-[0-9]{8}T[0-9]{6}-[0-9a-f]{8}(\.[a-z-]+)?\.parquet$`)
@@ -158,6 +175,9 @@ func (t *Table) commitWith(ctx context.Context, decide func() (iceberg.Propertie
 	var last error
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
+			if err := conflictPause(ctx, attempt); err != nil {
+				return false, err
+			}
 			if err := t.tbl.Refresh(ctx); err != nil {
 				return false, err
 			}

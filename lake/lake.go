@@ -348,12 +348,19 @@ func (t *Table) ensure(ctx context.Context, s *arrowconv.Schema) error {
 		t.tbl = tbl
 		t.writeHint(ctx)
 	}
-	for attempt := 0; ; attempt++ {
+	for attempt := 1; ; attempt++ {
 		err := t.evolve(ctx, s)
-		if err == nil || !conflict(err) || attempt == 5 {
-			if err == nil {
-				t.index()
-			}
+		if err == nil {
+			t.index()
+			return nil
+		}
+		if !conflict(err) {
+			return err
+		}
+		if attempt == maxAttempts {
+			return fmt.Errorf("%d attempts met concurrent schema changes: %w", maxAttempts, err)
+		}
+		if err := conflictPause(ctx, attempt); err != nil {
 			return err
 		}
 		if err := t.tbl.Refresh(ctx); err != nil {

@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/cdcetl/cdcetl/arrowconv"
 )
 
 // TestOpenConcurrently: processes (shards, or a watcher and a conversion)
@@ -139,5 +142,81 @@ func TestStemOfLoc(t *testing.T) {
 	}
 	if got := stemOfLoc(tbl, "file:///wh/shop/u/data/b.json-20261203T101112-0a1b2c3d.parquet", 0); got != "" {
 		t.Errorf("another table's file: %q", got)
+	}
+}
+
+// TestEvolveConcurrently: writers that each add a column to one table at
+// the same moment (shards whose inputs bring new columns) all succeed,
+// and the table ends with every column: a schema commit that meets
+// another is decided again on the new head, as data commits are, for as
+// many rounds as writers can take. (TestShardsEvolveOneTable failed once
+// on a loaded machine: "metadata-location moved underneath us" after the
+// six attempts schema commits had.)
+func TestEvolveConcurrently(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many catalog commits")
+	}
+	ctx := context.Background()
+	wh := t.TempDir()
+	base := "id BIGINT, name STRING"
+	first, err := Open(ctx, wh, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0, err := arrowconv.ParseColumns(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Table(ctx, "inv", "wide", filepath.Join(wh, "inv", "wide"), s0); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	const writers = 12
+	lakes := make([]*Lake, writers)
+	for i := range lakes {
+		if lakes[i], err = Open(ctx, wh, ""); err != nil {
+			t.Fatal(err)
+		}
+		defer lakes[i].Close()
+		// Each writer has read the table before any of them commits.
+		if _, err := lakes[i].Existing(ctx, "inv", "wide", filepath.Join(wh, "inv", "wide")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	start := make(chan struct{})
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := arrowconv.ParseColumns(fmt.Sprintf("%s, c%02d INT", base, i))
+			if err == nil {
+				<-start
+				_, err = lakes[i].Table(ctx, "inv", "wide", filepath.Join(wh, "inv", "wide"), s)
+			}
+			errs[i] = err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("writer %d: %v", i, err)
+		}
+	}
+	last, err := Open(ctx, wh, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer last.Close()
+	tbl, err := last.cat.LoadTable(ctx, table.Identifier{"inv", "wide"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range writers {
+		if _, ok := tbl.Schema().FindFieldByName(fmt.Sprintf("c%02d", i)); !ok {
+			t.Errorf("column c%02d missing: %s", i, tbl.Schema())
+		}
 	}
 }
