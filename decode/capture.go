@@ -519,21 +519,21 @@ func (d *base) captureSourceFast(i int) (end int, ok bool) {
 	same := commonPrefix(b[i:], prev.raw)
 	order := d.srcOrder
 	for pos := 0; ; pos++ {
-		if m >= 0 && m < len(prev.members) && int(prev.members[m].sep)+delta < same {
-			// Members m to k are here, the same: their values shifted by
-			// delta. One pass takes their slots, one append their records.
-			k := m
-			for ; k < len(prev.members) && int(prev.members[k].sep)+delta < same; k++ {
-				if pm := &prev.members[k]; pm.p >= 0 {
-					v0 := i + int(pm.v0) + delta
-					d.src[pm.p] = slot{b[v0 : v0+int(pm.vn)], pm.t}
-				}
+		// Members m to k are here, the same: their values shifted by
+		// delta. One pass takes their slots, one append their records.
+		k := m
+		for ; k >= 0 && k < len(prev.members) && int(prev.members[k].sep)+delta < same; k++ {
+			if pm := &prev.members[k]; pm.p >= 0 {
+				v0 := i + int(pm.v0) + delta
+				d.src[pm.p] = slot{b[v0 : v0+int(pm.vn)], pm.t}
 			}
+		}
+		if k > m {
 			n0 := len(rec)
 			rec = append(rec, prev.members[m:k]...)
 			if delta != 0 {
-				for r := range rec[n0:] {
-					r := &rec[n0+r]
+				for x := n0; x < len(rec); x++ {
+					r := &rec[x]
 					r.start, r.sep, r.v0 = r.start+int32(delta), r.sep+int32(delta), r.v0+int32(delta)
 				}
 			}

@@ -236,21 +236,20 @@ func (d *dictValues) add(v []byte) int32 {
 	return int32(len(d.spans) - 1)
 }
 
-// grow returns plain with room for n more bytes. It doubles, except
-// across dictLimitBytes: a dictionary past the limit is given up after the
-// batch that took it there (checkDict), so doubling a buffer of half the
-// limit would allocate, and touch, twice the limit for a quarter of it
-// more. On wide rows (twelve string columns of many distinct values) the
-// doubled buffers were a quarter of the heap a conversion touched.
+// grow returns plain with room for n more bytes. It doubles, as room
+// does, except across dictLimitBytes: a dictionary past the limit is
+// given up after the batch that took it there (checkDict), so doubling a
+// buffer of half the limit would allocate, and touch, twice the limit for
+// a quarter of it more. On wide rows (twelve string columns of many
+// distinct values) these buffers were a quarter of the bytes a
+// conversion allocated.
 func (d *dictValues) grow(n int) []byte {
 	need := len(d.plain) + n
 	c := max(2*cap(d.plain), need, 256)
 	if lim := dictLimitBytes + dictLimitBytes/4; c > lim && need <= lim {
 		c = lim
 	}
-	ns := make([]byte, len(d.plain), c)
-	copy(ns, d.plain)
-	return ns
+	return regrowCap(d.plain, c)
 }
 
 // size is the dictionary page's size, uncompressed.

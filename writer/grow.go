@@ -15,7 +15,12 @@ func room[T any](s []T, n int) []T {
 
 //go:noinline
 func regrow[T any](s []T, n int) []T {
-	ns := make([]T, len(s), max(2*cap(s), len(s)+n, 256))
+	return regrowCap(s, max(2*cap(s), len(s)+n, 256))
+}
+
+// regrowCap returns s copied into new room of capacity c (>= len(s)).
+func regrowCap[T any](s []T, c int) []T {
+	ns := make([]T, len(s), c)
 	copy(ns, s)
 	return ns
 }
