@@ -768,7 +768,7 @@ func newMemberPat(name string) memberPat {
 		// they agree in any byte order.
 		var w, m [16]byte
 		copy(w[:], p.s)
-		for k := range p.s {
+		for k := range len(p.s) { // every byte: ranging over the string steps over a character's later bytes
 			m[k] = 0xFF
 		}
 		p.w0, p.w1 = word(w[:], 0), word(w[:], 8)
