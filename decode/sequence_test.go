@@ -29,7 +29,7 @@ var sequenceFormats = [...]string{"canal-json", "maxwell-json", "ogg-json", "deb
 // learned one only inside a several-byte character taken for it.)
 func TestShortcutsSequences(t *testing.T) {
 	n := 40000
-	if testing.Short() {
+	if testing.Short() || raceBuild {
 		n = 10000
 	}
 	for _, producer := range []bool{false, true} {
