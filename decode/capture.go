@@ -217,24 +217,19 @@ func (d *base) captureEnvelopeFast(i, level int) (end int, ok bool) {
 			if k.capt {
 				d.env[idx] = m.slotAt(b, vi, next)
 			}
-		} else if v, end, scalar, err := scanScalar(b, vi); scalar && k.memoOK {
-			// A scalar, skipped or captured as a plain value: what
-			// captureMember does with it (sc.value's scan), without its
-			// calls. An error goes to the general walk, as there.
-			if err != nil {
-				return 0, false
-			}
-			t := jsonparser.Unknown // a skipped member's type is not needed
-			if k.capt {
-				d.env[idx], t = v, v.t
-			}
-			next = end
-			if m != nil && next-vi >= memoMinLen && next < len(b) {
-				m.learn(b, vi, next, t)
-			}
 		} else {
-			var err error
-			if next, err = d.captureMember(idx, idx >= 0, level, vi); err != nil {
+			if v, end, scalar, err := scanScalar(b, vi); scalar && k.memoOK {
+				// A scalar, skipped or captured as a plain value: what
+				// captureMember does with it (sc.value's scan), without its
+				// calls. An error goes to the general walk, as there.
+				if err != nil {
+					return 0, false
+				}
+				if k.capt {
+					d.env[idx] = v
+				}
+				next = end
+			} else if next, err = d.captureMember(idx, idx >= 0, level, vi); err != nil {
 				return 0, false
 			}
 			if m != nil && next-vi >= memoMinLen && next < len(b) {
