@@ -38,72 +38,17 @@ func fuzzDecoderWith(f *testing.F, format string, producer bool, extra map[strin
 			if !(strings.HasSuffix(p, ".jsonl") || strings.HasPrefix(base, strings.TrimSuffix(format, "-json")) && strings.HasSuffix(p, ".txt")) {
 				continue
 			}
-			fh, err := os.Open(p)
-			if err != nil {
-				continue
-			}
-			sc := bufio.NewScanner(fh)
-			sc.Buffer(nil, 1<<20)
-			for sc.Scan() {
-				f.Add(append([]byte(nil), sc.Bytes()...))
+			lines, _ := fileLines(p)
+			for _, l := range lines {
+				f.Add(l)
 				seeds++
 			}
-			fh.Close()
 		}
 	}
 	if seeds == 0 {
 		f.Fatal("no seeds")
 	}
-	fm, _ := Lookup(format)
-	schema := fuzzSchema
-	for _, m := range fm.Metadata {
-		schema += ", `" + m.Key + "` " + m.Type.String() + " METADATA FROM '" + m.Key + "' VIRTUAL"
-	}
-	// cdcetl's lineage keys, every format: the line and the log position.
-	schema += ", `file.line` BIGINT METADATA FROM 'file.line' VIRTUAL, `source-position` STRING METADATA FROM 'source-position' VIRTUAL"
-	if producer {
-		// Producer-only shapes: spatial values, TIME with a fraction, and the
-		// unchanged list and key-only before images.
-		schema += ", geo BYTES, t6 TIME(6), ts9 TIMESTAMP(9), `unchanged-columns` ARRAY<STRING> METADATA FROM 'unchanged-columns' VIRTUAL, PRIMARY KEY (id) NOT ENFORCED"
-	}
-	s, err := arrowconv.ParseColumns(schema)
-	if err != nil {
-		f.Fatal(err)
-	}
-	type dec struct {
-		b *arrowconv.Builder
-		d Decoder
-	}
-	// Decoders 0 and 1 are strict and lenient; 2 and 3 the same without
-	// the shortcuts (every key scanned, every value converted): each pair
-	// must agree on everything.
-	var decs []dec
-	for _, plain := range []bool{false, true} {
-		for _, lenient := range []string{"false", "true"} {
-			kv := map[string]string{format + ".ignore-parse-errors": lenient}
-			if format == "canal-json" {
-				kv[format+".database.include"] = "inv.*|null|"
-			}
-			for k, v := range extra {
-				kv[k] = v
-			}
-			o, err := ParseOptions(fm, kv, false)
-			if err != nil {
-				f.Fatal(err)
-			}
-			o.Producer, o.CaseInsensitive = producer, producer
-			if err := o.Check(fm); err != nil {
-				f.Fatal(err)
-			}
-			b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
-			d, err := New(fm, s, o, b)
-			if err != nil {
-				f.Fatal(err)
-			}
-			d.(*base).plain = plain
-			decs = append(decs, dec{b, d})
-		}
-	}
+	decs := shortcutDecoders(f, format, producer, "", extra)
 	f.Add([]byte(`{"id" :1,"name"x,"description":"a"}`))
 	f.Add([]byte(`{"i\u0064":1,"name":"n","name":"m","data":{"id":2},"data":{"id" : 3}}`))
 	f.Fuzz(func(t *testing.T, msg []byte) {
@@ -151,6 +96,81 @@ func fuzzDecoderWith(f *testing.F, format string, producer bool, extra map[strin
 			}
 		}
 	})
+}
+
+// fileLines returns the lines of the file at path, each a copy.
+func fileLines(path string) ([][]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var lines [][]byte
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+	}
+	return lines, sc.Err()
+}
+
+// shortcutDecoder is a decoder and the builder it appends to.
+type shortcutDecoder struct {
+	b *arrowconv.Builder
+	d Decoder
+}
+
+// shortcutDecoders returns four decoders of format over fuzzSchema (with
+// the format's metadata keys, cdcetl's lineage keys, the producer-only
+// shapes under producer semantics, and columns): 0 and 1 are strict and
+// lenient, 2 and 3 the same without the shortcuts (every key scanned,
+// every value converted), so each pair must agree on everything.
+func shortcutDecoders(tb testing.TB, format string, producer bool, columns string, extra map[string]string) []shortcutDecoder {
+	tb.Helper()
+	fm, _ := Lookup(format)
+	schema := fuzzSchema + columns
+	for _, m := range fm.Metadata {
+		schema += ", `" + m.Key + "` " + m.Type.String() + " METADATA FROM '" + m.Key + "' VIRTUAL"
+	}
+	// cdcetl's lineage keys, every format: the line and the log position.
+	schema += ", `file.line` BIGINT METADATA FROM 'file.line' VIRTUAL, `source-position` STRING METADATA FROM 'source-position' VIRTUAL"
+	if producer {
+		// Producer-only shapes: spatial values, TIME with a fraction, and the
+		// unchanged list and key-only before images.
+		schema += ", geo BYTES, t6 TIME(6), ts9 TIMESTAMP(9), `unchanged-columns` ARRAY<STRING> METADATA FROM 'unchanged-columns' VIRTUAL, PRIMARY KEY (id) NOT ENFORCED"
+	}
+	s, err := arrowconv.ParseColumns(schema)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var decs []shortcutDecoder
+	for _, plain := range []bool{false, true} {
+		for _, lenient := range []string{"false", "true"} {
+			kv := map[string]string{format + ".ignore-parse-errors": lenient}
+			if format == "canal-json" {
+				kv[format+".database.include"] = "inv.*|null|"
+			}
+			for k, v := range extra {
+				kv[k] = v
+			}
+			o, err := ParseOptions(fm, kv, false)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			o.Producer, o.CaseInsensitive = producer, producer
+			if err := o.Check(fm); err != nil {
+				tb.Fatal(err)
+			}
+			b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
+			d, err := New(fm, s, o, b)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			d.(*base).plain = plain
+			decs = append(decs, shortcutDecoder{b, d})
+		}
+	}
+	return decs
 }
 
 func FuzzCanal(f *testing.F)    { fuzzDecoder(f, "canal-json") }

@@ -1,18 +1,14 @@
 package decode
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/cdcetl/cdcetl/arrowconv"
 	"github.com/cdcetl/cdcetl/internal/testutil"
 )
 
@@ -57,18 +53,15 @@ func checkSequence(t *testing.T, format string, producer bool, seed uint64, n in
 	var seeds [][]byte
 	files, _ := filepath.Glob(filepath.Join(testutil.Root(), "testdata", format, "*.jsonl"))
 	for _, p := range files {
-		fh, err := os.Open(p)
+		lines, err := fileLines(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if len(sc.Bytes()) <= 4096 {
-				seeds = append(seeds, append([]byte(nil), sc.Bytes()...))
+		for _, l := range lines {
+			if len(l) <= 4096 {
+				seeds = append(seeds, l)
 			}
 		}
-		fh.Close()
 	}
 	if len(seeds) == 0 {
 		t.Fatalf("no test data for %s", format)
@@ -81,44 +74,9 @@ func checkSequence(t *testing.T, format string, producer bool, seed uint64, n in
 			seeds = append(seeds, append([]byte(`{"clé":1,`), m[1:]...))
 		}
 	}
-	fm, _ := Lookup(format)
 	// A column whose name has a several-byte character, for the compact
 	// row's patterns.
-	schema := fuzzSchema + ", `prénom` STRING"
-	for _, m := range fm.Metadata {
-		schema += ", `" + m.Key + "` " + m.Type.String() + " METADATA FROM '" + m.Key + "' VIRTUAL"
-	}
-	if producer { // as fuzzDecoderWith's
-		schema += ", geo BYTES, t6 TIME(6), ts9 TIMESTAMP(9), `unchanged-columns` ARRAY<STRING> METADATA FROM 'unchanged-columns' VIRTUAL, PRIMARY KEY (id) NOT ENFORCED"
-	}
-	s, err := arrowconv.ParseColumns(schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type dec struct {
-		b *arrowconv.Builder
-		d Decoder
-	}
-	var decs []dec // strict, lenient; then the same without shortcuts
-	for _, plain := range []bool{false, true} {
-		for _, lenient := range []string{"false", "true"} {
-			o, err := ParseOptions(fm, map[string]string{format + ".ignore-parse-errors": lenient}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.Producer, o.CaseInsensitive = producer, producer
-			if err := o.Check(fm); err != nil {
-				t.Fatal(err)
-			}
-			b := arrowconv.NewBuilder(memory.NewGoAllocator(), s)
-			d, err := New(fm, s, o, b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d.(*base).plain = plain
-			decs = append(decs, dec{b, d})
-		}
-	}
+	decs := shortcutDecoders(t, format, producer, ", `prénom` STRING", nil)
 	rng := rand.New(rand.NewPCG(seed, 34))
 	// Bytes a mutation writes: structure, a character's lead and later
 	// bytes, and what keys and values start with.
