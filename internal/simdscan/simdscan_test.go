@@ -3,6 +3,9 @@ package simdscan
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -106,4 +109,20 @@ func itoa(n int) string {
 		s = string(rune('0'+n%10)) + s
 	}
 	return s
+}
+
+// TestNoLegacySSE: the AVX functions use VEX encodings only. A legacy SSE
+// instruction (MOVQ DX, X1 to broadcast from) costs a state transition:
+// plainAVX2 took 100 ns a call, 40 times its work, until 2026-12-06.
+func TestNoLegacySSE(t *testing.T) {
+	src, err := os.ReadFile("plain_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := regexp.MustCompile(`^\s+(MOV[QDL]|MOVOU|MOVUPS|PXOR|XORPS|PCMPEQB|PMOVMSKB|POR|PAND|PSHUFB)\s.*\bX[0-9]+\b`)
+	for i, line := range strings.Split(string(src), "\n") {
+		if legacy.MatchString(line) {
+			t.Errorf("plain_amd64.s:%d: legacy SSE instruction among AVX code: %s", i+1, strings.TrimSpace(line))
+		}
+	}
 }
