@@ -81,7 +81,7 @@ func TestScanStringTwin(t *testing.T) {
 	for n := 0; n < 3000; n++ {
 		b := []byte{'"'}
 		b = append(b, bytes.Repeat([]byte{'a'}, rng.IntN(300))...)
-		for k := rng.IntN(4); k > 0; k-- {
+		for k := rng.IntN(4) + rng.IntN(2)*rng.IntN(40); k > 0; k-- { // few, or many to a block
 			at := 1 + rng.IntN(len(b))
 			p := pieces[rng.IntN(len(pieces))]
 			b = append(b[:at], append(append([]byte(nil), p...), b[at:]...)...)
@@ -91,6 +91,28 @@ func TestScanStringTwin(t *testing.T) {
 		}
 		b = append(b, bytes.Repeat([]byte{','}, rng.IntN(80))...)
 		checkScanTwin(t, b)
+	}
+}
+
+// TestScanStringBlockEdges puts each escape, UTF-8 sequence and bad byte
+// at each place around the vector scanner's block edges (from the fifth
+// word on, 64-byte blocks), after dense escapes or after plain text.
+func TestScanStringBlockEdges(t *testing.T) {
+	pieces := [][]byte{[]byte(`\"`), []byte(`\\`), []byte(`\n`), []byte(`\u00e9`), []byte(`\uZZ`), []byte(`\x`), []byte("é"), []byte("€"), []byte("𝄞"), {0xff}, {0xc3}, {0xe2, 0x82}, []byte(`"`), {0x01}}
+	for _, fill := range [][]byte{[]byte("a"), []byte(`\"`), []byte("é")} {
+		for at := 28; at < 170; at++ {
+			for _, p := range pieces {
+				b := []byte{'"'}
+				for len(b) < at {
+					b = append(b, fill...)
+				}
+				b = append(b, p...)
+				b = append(b, bytes.Repeat([]byte{'b'}, 70)...)
+				b = append(b, '"')
+				checkScanTwin(t, b)
+				checkScanTwin(t, b[:len(b)-40]) // unterminated, or ends in the last block
+			}
+		}
 	}
 }
 

@@ -1,40 +1,59 @@
-// Package simdscan finds the bytes that end a plain run of JSON string
-// content -- a quote, a backslash or a byte with the high bit set (UTF-8
-// to validate) -- 32 or 64 bytes per step with AVX2 or AVX-512 where the
-// CPU has them, and eight bytes per step in portable Go elsewhere. The
-// scanners call it for the long strings of CDC messages (descriptions,
-// JSON documents held as text), where a byte or word at a time dominated.
+// Package simdscan finds the special bytes of JSON string content -- a
+// quote, a backslash or a byte with the high bit set (UTF-8 to validate)
+// -- 64 bytes per step with AVX2 or AVX-512 where the CPU has them, and in
+// portable Go elsewhere. The scanners call it for the long strings of CDC
+// messages (descriptions, JSON documents held as text), where a byte or
+// word at a time dominated.
 package simdscan
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "encoding/binary"
 
-// Plain returns the length of b's leading run of plain bytes (none of
-// '"', '\\' or >= 0x80). It may stop early at a multiple of its block
-// size; callers loop or finish the tail themselves. Every implementation
-// returns the index of the first special byte whenever that byte lies in
-// the blocks it examined.
-func Plain(b []byte) int { return plain(b) }
+// Next finds the first 64-byte block of b holding a special byte and
+// returns its offset and the mask of its special bytes: bit k for
+// b[off+k], every one of them, not only the first, so a scanner handles
+// the escapes and UTF-8 sequences of a block with one call. Plain blocks
+// before it are skipped in the same call. When no whole block of b holds
+// one it returns the length of b's whole blocks and a zero mask.
+func Next(b []byte) (off int, mask uint64) { return chosen.next(b) }
 
 // Impl names the implementation chosen for this CPU ("avx512", "avx2" or
 // "go"), for benchmarks and reports.
 func Impl() string { return impl }
 
-// plainGo is the portable implementation (and the fast paths' twin in
-// tests): eight bytes per step, whole words only.
-func plainGo(b []byte) int {
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		// The lowest flagged byte is exact: hasZero's false positives lie
-		// only above a real match.
-		if m := hasZero(w^0x2222222222222222) | hasZero(w^0x5c5c5c5c5c5c5c5c) | (w & 0x8080808080808080); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	return i
+// impls are one implementation's functions.
+type impls struct {
+	next func([]byte) (int, uint64)
 }
 
-func hasZero(x uint64) uint64 { return (x - 0x0101010101010101) & ^x & 0x8080808080808080 }
+// nextGo is Next in portable Go (and the vector versions' twin in tests).
+func nextGo(b []byte) (int, uint64) {
+	i := 0
+	for ; len(b)-i >= 64; i += 64 {
+		if m := specialsGo(b[i:]); m != 0 {
+			return i, m
+		}
+	}
+	return i, 0
+}
+
+// specialsGo is the mask of the special bytes of b[0:64]: eight words,
+// each byte's flag exact.
+func specialsGo(b []byte) uint64 {
+	var m uint64
+	for i := 0; i < 64; i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		f := nonZero(w^0x2222222222222222) & nonZero(w^0x5c5c5c5c5c5c5c5c) // 0x80 where neither quote nor backslash
+		f = (^f | w) & 0x8080808080808080
+		// Gather the eight high bits into one byte.
+		m |= ((f >> 7) * 0x0102040810204080 >> 56) << i
+	}
+	return m
+}
+
+// nonZero sets the high bit of each non-zero byte of x, and only those:
+// ((x & 0x7f) + 0x7f) carries into the high bit unless the low seven bits
+// are zero, and x's own high bit covers the rest.
+func nonZero(x uint64) uint64 {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	return ((x & low7) + low7) | x
+}

@@ -3,37 +3,37 @@ package simdscan
 import "golang.org/x/sys/cpu"
 
 //go:noescape
-func plainAVX2(b []byte) int
+func nextAVX2(b []byte) (int, uint64)
 
 //go:noescape
-func plainAVX512(b []byte) int
+func nextAVX512(b []byte) (int, uint64)
 
 var (
 	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 	hasAVX2   = cpu.X86.HasAVX2
 )
 
-var plain, impl = choose()
+var chosen, impl = choose()
 
 // choose picks the widest implementation this CPU runs.
-func choose() (func([]byte) int, string) {
+func choose() (impls, string) {
 	switch {
 	case hasAVX512:
-		return plainAVX512, "avx512"
+		return impls{nextAVX512}, "avx512"
 	case hasAVX2:
-		return plainAVX2, "avx2"
+		return impls{nextAVX2}, "avx2"
 	}
-	return plainGo, "go"
+	return impls{nextGo}, "go"
 }
 
 // supported lists every implementation this CPU runs, for the twin tests.
-func supported() map[string]func([]byte) int {
-	m := map[string]func([]byte) int{"go": plainGo}
+func supported() map[string]impls {
+	m := map[string]impls{"go": {nextGo}}
 	if hasAVX2 {
-		m["avx2"] = plainAVX2
+		m["avx2"] = impls{nextAVX2}
 	}
 	if hasAVX512 {
-		m["avx512"] = plainAVX512
+		m["avx512"] = impls{nextAVX512}
 	}
 	return m
 }
