@@ -182,6 +182,15 @@ func (c *BytesCol) Append(v []byte) {
 	c.push(true)
 }
 
+// AppendWith appends the value f appends to the column's value bytes
+// (f must only append to dst and return the result): a value made in
+// place, with no copy of it made first.
+func (c *BytesCol) AppendWith(f func(dst []byte) []byte) {
+	c.offs = append(c.offs, int32(len(c.data)))
+	c.data = f(c.data)
+	c.push(true)
+}
+
 // AppendString appends a copy of s.
 func (c *BytesCol) AppendString(s string) {
 	c.offs = append(c.offs, int32(len(c.data)))

@@ -301,11 +301,14 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 		return func(v []byte, t jsonparser.ValueType) error {
 			switch t {
 			case jsonparser.String:
-				if !cx.unescaped(v) && hasEscape(v) {
-					cx.text = unescape(cx.text[:0], v)
-					c.Append(cx.text)
-				} else {
+				k := -1
+				if !cx.unescaped(v) {
+					k = bytes.IndexByte(v, '\\')
+				}
+				if k < 0 {
 					c.Append(v)
+				} else { // unescaped straight into the column
+					c.AppendWith(func(dst []byte) []byte { return unescapeAt(dst, v, k) })
 				}
 			case jsonparser.Object, jsonparser.Array:
 				cx.canon = appendCanonical(cx.canon[:0], v, t, cx.exact, &cx.esc)

@@ -272,7 +272,17 @@ func scanLiteral(b []byte, i int, lit string) (int, error) {
 // unescape appends the decoded content of a JSON string (without quotes,
 // already validated) to dst. Lone surrogates become U+FFFD.
 func unescape(dst, s []byte) []byte {
-	for i := 0; i < len(s); {
+	k := bytes.IndexByte(s, '\\')
+	if k < 0 {
+		return append(dst, s...)
+	}
+	return unescapeAt(dst, s, k)
+}
+
+// unescapeAt is unescape of s whose first backslash is s[k].
+func unescapeAt(dst, s []byte, k int) []byte {
+	dst = append(dst, s[:k]...)
+	for i := k; i < len(s); {
 		c := s[i]
 		if c != '\\' {
 			j := len(s)
