@@ -279,7 +279,15 @@ func (d *base) memoable(idx, level int) (capt, memo bool) {
 // and the index of its value.
 func nextMember(order []envKey, pos int, b []byte, j int) (int, int, bool) {
 	for ; pos < len(order); pos++ {
-		if vi, ok := order[pos].member.at(b, j); ok {
+		m := &order[pos].member
+		vi := m.try(b, j)
+		if vi == tryOther {
+			var ok bool
+			if vi, ok = m.atSlow(b, j); !ok {
+				continue
+			}
+		}
+		if vi >= 0 {
 			return pos, vi, true
 		}
 	}
@@ -788,10 +796,10 @@ func newMemberPat(name string) memberPat {
 }
 
 // at matches the member start at b[i], followed by at least one byte, and
-// returns the index of the value. Small enough to be inlined where the
-// fast paths try it at every member: the common case (a prepared name
-// with 16 bytes to load) is two masked word compares; atSlow takes the
-// rest.
+// returns the index of the value: the common case (a prepared name with 16
+// bytes to load) is two masked word compares; atSlow takes the rest. The
+// compiler inlines it only where default.pgo marks the call hot (the
+// compact row loop); try is its common case for the other loops.
 func (p *memberPat) at(b []byte, i int) (int, bool) {
 	if i >= 0 && i <= len(b)-p.need {
 		if (word(b, i)^p.w0)&p.m0|(word(b, i+8)^p.w1)&p.m1 == 0 {
@@ -801,6 +809,23 @@ func (p *memberPat) at(b []byte, i int) (int, bool) {
 	}
 	return p.atSlow(b, i)
 }
+
+// try is at's common case, small enough for the compiler to inline
+// without a profile's help (at was called out of line at every member of
+// the envelope walk): the value's index on a match, -1 on a mismatch,
+// tryOther when the word compares cannot decide.
+func (p *memberPat) try(b []byte, i int) int {
+	if i >= 0 && i <= len(b)-p.need {
+		if (word(b, i)^p.w0)&p.m0|(word(b, i+8)^p.w1)&p.m1 == 0 {
+			return i + len(p.s)
+		}
+		return -1
+	}
+	return tryOther
+}
+
+// tryOther is try's answer when atSlow must decide.
+const tryOther = -2
 
 // atSlow is at where the word compares cannot be made: a name longer than
 // 16 bytes, a member within 16 bytes of the message's end.

@@ -56,6 +56,9 @@ func TestMemberPatAt(t *testing.T) {
 						if gi != wi || gok != wok {
 							t.Fatalf("name %q in %q at %d: got %d %v, want %d %v", name, b, lead, gi, gok, wi, wok)
 						}
+						if gi, gok := tryAt(&p, b, lead); gi != wi || gok != wok {
+							t.Fatalf("name %q in %q at %d: try then atSlow got %d %v, want %d %v", name, b, lead, gi, gok, wi, wok)
+						}
 					}
 				}
 			}
@@ -63,8 +66,9 @@ func TestMemberPatAt(t *testing.T) {
 	}
 }
 
-// FuzzMemberPatAt: memberPat.at (its inlined word compares and atSlow)
-// against the plain definition, for any name, message and position.
+// FuzzMemberPatAt: memberPat.at (its inlined word compares and atSlow),
+// and try followed by atSlow, against the plain definition, for any name,
+// message and position.
 func FuzzMemberPatAt(f *testing.F) {
 	f.Add("id", []byte(`{"id":1}`), 1)
 	f.Add("description", []byte(`"description":"x"`), 0)
@@ -83,7 +87,23 @@ func FuzzMemberPatAt(f *testing.F) {
 		if gi, gok := p.at(b, i); gi != wi || gok != wok {
 			t.Fatalf("name %q in %q at %d: got %d %v, want %d %v", name, b, i, gi, gok, wi, wok)
 		}
+		if gi, gok := tryAt(&p, b, i); gi != wi || gok != wok {
+			t.Fatalf("name %q in %q at %d: try then atSlow got %d %v, want %d %v", name, b, i, gi, gok, wi, wok)
+		}
 	})
+}
+
+// tryAt is at made as nextMember makes it: try, and atSlow when try cannot
+// decide.
+func tryAt(p *memberPat, b []byte, i int) (int, bool) {
+	switch vi := p.try(b, i); {
+	case vi == tryOther:
+		return p.atSlow(b, i)
+	case vi < 0:
+		return 0, false
+	default:
+		return vi, true
+	}
 }
 
 // literalEnd against scanLiteral: the literals, cut short, with each byte
