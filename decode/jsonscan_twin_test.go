@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cdcetl/cdcetl/internal/javatext"
+	"github.com/cdcetl/cdcetl/internal/simdscan"
 )
 
 // slowScanString is scanStringEsc a byte at a time, with no word or vector
@@ -68,14 +69,28 @@ func checkScanTwin(t testing.TB, b []byte) {
 	end, esc, err := scanStringEsc(b, 0)
 	wend, wesc, ok := slowScanString(b, 0)
 	if (err == nil) != ok || ok && (end != wend || esc != wesc) {
-		t.Fatalf("scanStringEsc(%q) = %d, %v, %v; byte at a time: %d, %v, ok %v", b, end, esc, err, wend, wesc, ok)
+		t.Fatalf("scanStringEsc(%q) [%s] = %d, %v, %v; byte at a time: %d, %v, ok %v", b, simdscan.Impl(), end, esc, err, wend, wesc, ok)
+	}
+}
+
+// eachScanner runs f with each vector scanner this CPU runs (AVX-512,
+// AVX2, portable Go) in turn, not only the one chosen for it.
+func eachScanner(t *testing.T, f func(t *testing.T)) {
+	for _, name := range simdscan.Implementations() {
+		t.Run(name, func(t *testing.T) {
+			restore, _ := simdscan.Use(name)
+			defer restore()
+			f(t)
+		})
 	}
 }
 
 // TestScanStringTwin: long strings (where the vector scanner takes over)
 // with quotes, escapes, UTF-8 and invalid bytes at random places agree
 // with the byte-at-a-time scan.
-func TestScanStringTwin(t *testing.T) {
+func TestScanStringTwin(t *testing.T) { eachScanner(t, scanStringTwin) }
+
+func scanStringTwin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(34, 2))
 	pieces := [][]byte{[]byte(`\"`), []byte(`\\`), []byte(`\n`), []byte(`\u00e9`), []byte(`\uZZ`), []byte(`\x`), []byte("é"), []byte("€"), {0xff}, {0xc3}, []byte(`"`), {0x01}}
 	for n := 0; n < 3000; n++ {
@@ -97,7 +112,9 @@ func TestScanStringTwin(t *testing.T) {
 // TestScanStringBlockEdges puts each escape, UTF-8 sequence and bad byte
 // at each place around the vector scanner's block edges (from the fifth
 // word on, 64-byte blocks), after dense escapes or after plain text.
-func TestScanStringBlockEdges(t *testing.T) {
+func TestScanStringBlockEdges(t *testing.T) { eachScanner(t, scanStringBlockEdges) }
+
+func scanStringBlockEdges(t *testing.T) {
 	pieces := [][]byte{[]byte(`\"`), []byte(`\\`), []byte(`\n`), []byte(`\u00e9`), []byte(`\uZZ`), []byte(`\x`), []byte("é"), []byte("€"), []byte("𝄞"), {0xff}, {0xc3}, {0xe2, 0x82}, []byte(`"`), {0x01}}
 	for _, fill := range [][]byte{[]byte("a"), []byte(`\"`), []byte("é")} {
 		for at := 28; at < 170; at++ {
@@ -123,7 +140,11 @@ func FuzzScanString(f *testing.F) {
 		if len(b) == 0 || b[0] != '"' {
 			b = append([]byte{'"'}, b...)
 		}
-		checkScanTwin(t, b)
+		for _, name := range simdscan.Implementations() {
+			restore, _ := simdscan.Use(name)
+			checkScanTwin(t, b)
+			restore()
+		}
 	})
 }
 

@@ -6,7 +6,10 @@
 // word at a time dominated.
 package simdscan
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Next finds the first 64-byte block of b holding a special byte and
 // returns its offset and the mask of its special bytes: bit k for
@@ -19,6 +22,31 @@ func Next(b []byte) (off int, mask uint64) { return chosen.next(b) }
 // Impl names the implementation chosen for this CPU ("avx512", "avx2" or
 // "go"), for benchmarks and reports.
 func Impl() string { return impl }
+
+// Implementations names the implementations this CPU runs, the chosen one
+// among them, for tests that run a caller with each (Use).
+func Implementations() []string {
+	var names []string
+	for name := range supported() {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Use makes the named implementation the one Next calls, for a test of a
+// caller, and returns a function that restores the chosen one; false for
+// an implementation this CPU does not run. Not safe while Next runs
+// elsewhere.
+func Use(name string) (restore func(), ok bool) {
+	f, ok := supported()[name]
+	if !ok {
+		return func() {}, false
+	}
+	saved := chosen
+	chosen = f
+	return func() { chosen = saved }, true
+}
 
 // impls are one implementation's functions.
 type impls struct {
