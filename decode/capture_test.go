@@ -93,17 +93,11 @@ func FuzzMemberPatAt(f *testing.F) {
 	})
 }
 
-// tryAt is at made as nextMember makes it: try, and atSlow when try cannot
-// decide.
+// tryAt is at as the envelope walk makes it (nextMember: try, and atSlow
+// when try cannot decide), over an order of the one key.
 func tryAt(p *memberPat, b []byte, i int) (int, bool) {
-	switch vi := p.try(b, i); {
-	case vi == tryOther:
-		return p.atSlow(b, i)
-	case vi < 0:
-		return 0, false
-	default:
-		return vi, true
-	}
+	_, vi, ok := nextMember([]envKey{{member: *p}}, 0, b, i)
+	return vi, ok
 }
 
 // literalEnd against scanLiteral: the literals, cut short, with each byte

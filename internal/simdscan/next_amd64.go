@@ -16,24 +16,24 @@ var (
 var chosen, impl = choose()
 
 // choose picks the widest implementation this CPU runs.
-func choose() (impls, string) {
+func choose() (nextFunc, string) {
 	switch {
 	case hasAVX512:
-		return impls{nextAVX512}, "avx512"
+		return nextAVX512, "avx512"
 	case hasAVX2:
-		return impls{nextAVX2}, "avx2"
+		return nextAVX2, "avx2"
 	}
-	return impls{nextGo}, "go"
+	return nextGo, "go"
 }
 
 // supported lists every implementation this CPU runs, for the twin tests.
-func supported() map[string]impls {
-	m := map[string]impls{"go": {nextGo}}
+func supported() map[string]nextFunc {
+	m := map[string]nextFunc{"go": nextGo}
 	if hasAVX2 {
-		m["avx2"] = impls{nextAVX2}
+		m["avx2"] = nextAVX2
 	}
 	if hasAVX512 {
-		m["avx512"] = impls{nextAVX512}
+		m["avx512"] = nextAVX512
 	}
 	return m
 }

@@ -2,8 +2,11 @@
 
 package simdscan
 
-var chosen, impl = impls{nextGo}, "go"
+var (
+	chosen nextFunc = nextGo
+	impl            = "go"
+)
 
-func supported() map[string]impls {
-	return map[string]impls{"go": {nextGo}}
+func supported() map[string]nextFunc {
+	return map[string]nextFunc{"go": nextGo}
 }

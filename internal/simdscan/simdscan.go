@@ -17,7 +17,7 @@ import (
 // the escapes and UTF-8 sequences of a block with one call. Plain blocks
 // before it are skipped in the same call. When no whole block of b holds
 // one it returns the length of b's whole blocks and a zero mask.
-func Next(b []byte) (off int, mask uint64) { return chosen.next(b) }
+func Next(b []byte) (off int, mask uint64) { return chosen(b) }
 
 // Impl names the implementation chosen for this CPU ("avx512", "avx2" or
 // "go"), for benchmarks and reports.
@@ -48,10 +48,8 @@ func Use(name string) (restore func(), ok bool) {
 	return func() { chosen = saved }, true
 }
 
-// impls are one implementation's functions.
-type impls struct {
-	next func([]byte) (int, uint64)
-}
+// nextFunc is one implementation of Next.
+type nextFunc func([]byte) (int, uint64)
 
 // nextGo is Next in portable Go (and the vector versions' twin in tests).
 func nextGo(b []byte) (int, uint64) {

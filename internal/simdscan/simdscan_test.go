@@ -55,10 +55,10 @@ func TestNextImplementations(t *testing.T) {
 				b[rng.IntN(n)] = []byte{'"', '\\', 0x80, 0xff, 0xc3}[rng.IntN(5)]
 			}
 			for name, f := range impls {
-				checkNext(t, name, f.next, b)
+				checkNext(t, name, f, b)
 				if n < 140 {
 					for off := 1; off < n; off++ {
-						checkNext(t, name, f.next, b[off:])
+						checkNext(t, name, f, b[off:])
 					}
 				}
 			}
@@ -77,7 +77,7 @@ func TestNextEveryByte(t *testing.T) {
 				for at := 0; at < 128; at++ {
 					b := bytes.Repeat([]byte{fill}, 130)
 					b[at] = byte(c)
-					checkNext(t, name, f.next, b)
+					checkNext(t, name, f, b)
 				}
 			}
 		}
@@ -92,7 +92,7 @@ func FuzzNext(f *testing.F) {
 			off = 0
 		}
 		for name, f := range supported() {
-			checkNext(t, name, f.next, b[off:])
+			checkNext(t, name, f, b[off:])
 		}
 	})
 }
@@ -104,14 +104,14 @@ func BenchmarkNext(b *testing.B) {
 		b.Run(name+"/plain", func(b *testing.B) {
 			b.SetBytes(4096)
 			for b.Loop() {
-				f.next(plain)
+				f(plain)
 			}
 		})
 		b.Run(name+"/blocks", func(b *testing.B) { // a call a block, as escaped text takes
 			b.SetBytes(4096)
 			for b.Loop() {
 				for i := 0; i+64 <= 4096; i += 64 {
-					f.next(escaped[i : i+64])
+					f(escaped[i : i+64])
 				}
 			}
 		})
