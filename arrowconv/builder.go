@@ -604,3 +604,15 @@ func (b *Builder) Release() {
 		b.dict = nil
 	}
 }
+
+// StringBytes returns a's value offsets (one per row and one more) and the
+// bytes they index: row i is bytes[offs[i]:offs[i+1]], in a slice of a
+// larger array too. (Arrow's ValueBytes starts at the slice's first value,
+// while its ValueOffsets still count from the start of the whole buffer.)
+func StringBytes(a *array.String) (offs []int32, bytes []byte) {
+	offs = a.ValueOffsets()
+	if b := a.Data().Buffers()[2]; b != nil {
+		bytes = b.Bytes()
+	}
+	return offs, bytes
+}

@@ -285,9 +285,8 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 		}
 	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
 		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
-			s := a.(*array.String)
-			offs := s.ValueOffsets()
-			return appendQuoted(dst, s.ValueBytes()[offs[i]:offs[i+1]]), nil
+			offs, data := arrowconv.StringBytes(a.(*array.String))
+			return appendQuoted(dst, data[offs[i]:offs[i+1]]), nil
 		}
 	case arrowconv.Binary, arrowconv.VarBinary, arrowconv.Bytes:
 		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
@@ -375,7 +374,7 @@ func (e *Encoder) newValueEnc(t arrowconv.Type) valueEnc {
 			m := a.(*array.Map)
 			from, to := m.ValueOffsets(i)
 			keys := m.Keys().(*array.String)
-			keyOffs, keyData := keys.ValueOffsets(), keys.ValueBytes() // as the STRING encoder reads them
+			keyOffs, keyData := arrowconv.StringBytes(keys) // as the STRING encoder reads them
 			items := m.Items()
 			dst = append(dst, '{')
 			first := true

@@ -607,13 +607,13 @@ func stringMapFor(kl, vl *leaf, textValues bool, vput func(*leaf, arrow.Array, i
 		a := arr.(*array.Map)
 		offs := a.Offsets()[a.Data().Offset():]
 		keys := a.Keys().(*array.String)
-		ko, kb := keys.ValueOffsets(), keys.ValueBytes()
+		ko, kb := arrowconv.StringBytes(keys)
 		items := a.Items()
 		var vo []int32
 		var vb []byte
 		if textValues {
 			vs := items.(*array.String)
-			vo, vb = vs.ValueOffsets(), vs.ValueBytes()
+			vo, vb = arrowconv.StringBytes(vs)
 		}
 		iv := validityOf(items)
 		for i := from; i < to; i++ {
@@ -811,9 +811,8 @@ func (st storage) putterFor(t arrowconv.Type) func(*leaf, arrow.Array, int) {
 		}
 	case arrowconv.Char, arrowconv.VarChar, arrowconv.String:
 		return func(l *leaf, a arrow.Array, i int) {
-			s := a.(*array.String)
-			offs := s.ValueOffsets()
-			l.putBytes(s.ValueBytes()[offs[i]:offs[i+1]])
+			offs, data := arrowconv.StringBytes(a.(*array.String))
+			l.putBytes(data[offs[i]:offs[i+1]])
 		}
 	case arrowconv.Binary, arrowconv.VarBinary, arrowconv.Bytes:
 		return func(l *leaf, a arrow.Array, i int) { l.putBytes(a.(*array.Binary).Value(i)) }

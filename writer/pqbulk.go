@@ -351,7 +351,7 @@ func putStrings(l *leaf, v validity, a *array.String, from, to int) {
 	if l.defLevels(v, from, to) == 0 {
 		return
 	}
-	offs, data := a.ValueOffsets(), a.ValueBytes()
+	offs, data := arrowconv.StringBytes(a)
 	for i := from; i < to; i++ {
 		if v.bits == nil || v.valid(i) {
 			l.putBytes(data[offs[i]:offs[i+1]])

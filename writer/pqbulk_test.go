@@ -2,6 +2,7 @@ package writer
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"
@@ -301,5 +304,75 @@ func TestWideDecimals(t *testing.T) {
 	}
 	if row != 4000 {
 		t.Fatalf("%d rows read back, want 4000", row)
+	}
+}
+
+// sliceRecord is rows [i, j) of rec.
+func sliceRecord(rec arrow.RecordBatch, i, j int64) arrow.RecordBatch {
+	cols := make([]arrow.Array, rec.NumCols())
+	for c := range cols {
+		cols[c] = array.NewSlice(rec.Column(c), i, j)
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, j-i)
+	for _, a := range cols {
+		a.Release()
+	}
+	return out
+}
+
+// TestSlicedStrings: a batch that is a slice of a larger one (Arrow's
+// NewSlice: its string arrays' offsets count from the start of the whole
+// values buffer, while ValueBytes starts at the slice's first value) is
+// written with its own strings, by the column-at-a-time loop and the
+// per-value one, flat and in a map. Before StringBytes both read from the
+// wrong place: another row's bytes, or past the end.
+func TestSlicedStrings(t *testing.T) {
+	s, err := arrowconv.ParseColumns("s STRING, m MAP<STRING, STRING>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bulk := range []bool{true, false} {
+		bulkColumns = bulk
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		bld := arrowconv.NewBuilder(mem, s)
+		for r := range 10 {
+			bld.AppendKind(arrowconv.Insert)
+			bld.Column(0).(*arrowconv.BytesCol).Append([]byte(fmt.Sprintf("row %d %s", r, strings.Repeat("x", r))))
+			m := bld.Column(1).(*arrowconv.MapCol)
+			m.Start()
+			m.Keys.(*arrowconv.BytesCol).Append([]byte(fmt.Sprintf("k%d", r)))
+			m.Values.(*arrowconv.BytesCol).Append([]byte(fmt.Sprintf("v%d", r)))
+		}
+		rec := bld.Flush()
+		part := sliceRecord(rec, 3, 8)
+		p, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{Concurrency: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := p.file.path
+		if err := p.Write(context.Background(), part); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		part.Release()
+		rec.Release()
+		bld.Release()
+		mem.AssertSize(t, 0)
+		bulkColumns = true
+
+		var got []string
+		for _, rg := range openParquet(t, path).RowGroups() {
+			for k, cc := range rg.ColumnChunks()[1:] {
+				for _, v := range chunkValues(t, cc, fmt.Sprintf("leaf %d", k)) {
+					got = append(got, string(v.ByteArray()))
+				}
+			}
+		}
+		want := []string{"row 3 xxx", "row 4 xxxx", "row 5 xxxxx", "row 6 xxxxxx", "row 7 xxxxxxx", "k3", "k4", "k5", "k6", "k7", "v3", "v4", "v5", "v6", "v7"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("bulk %v: %q, want %q", bulk, got, want)
+		}
 	}
 }
