@@ -2,6 +2,7 @@ package writer
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -123,6 +124,57 @@ func FuzzDefLevels(f *testing.F) {
 		}
 		checkDefLevels(t, data)
 	})
+}
+
+// TestValidRows: validity.rows lists, a word at a time, the rows with a
+// value that a test of each row's bit finds, for any bitmap offset, any
+// rows, and bitmaps that end within a word of the rows.
+func TestValidRows(t *testing.T) {
+	seededInputs(t, 4, 3000, 3, 40, checkValidRows)
+}
+
+// FuzzValidRows is TestValidRows' twin over any input, laid out as
+// FuzzDefLevels' is.
+func FuzzValidRows(f *testing.F) {
+	f.Add([]byte{3, 5, 70, 0xff, 0x0f, 0xa5, 0, 1, 0x80, 0x7e, 0x33, 0xcc})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<10 {
+			return
+		}
+		checkValidRows(t, data)
+	})
+}
+
+func checkValidRows(t *testing.T, data []byte) {
+	if len(data) < 4 {
+		return
+	}
+	v := validity{bits: data[3:]}
+	v.off = int(data[0]) % min(16, 8*len(v.bits))
+	rows := 8*len(v.bits) - v.off
+	from := int(data[1]) % (rows + 1)
+	to := from + int(data[2])%(rows-from+1)
+	var got []int
+	var at [56]uint8
+	for i := from; i < to; {
+		ks, n := v.rows(i, to, &at)
+		if n < 1 || n > to-i {
+			t.Fatalf("offset %d rows %d-%d of %x: rows(%d) covers %d rows", v.off, from, to, v.bits, i, n)
+		}
+		for _, k := range ks {
+			got = append(got, i+int(k))
+		}
+		i += n
+	}
+	var want []int
+	for i := from; i < to; i++ {
+		if v.bits[(v.off+i)>>3]>>((v.off+i)&7)&1 == 1 {
+			want = append(want, i)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("offset %d rows %d-%d of %x: rows with a value %v, want %v", v.off, from, to, v.bits, got, want)
+	}
 }
 
 func checkDefLevels(t *testing.T, data []byte) {
