@@ -117,9 +117,10 @@ func (d *base) bindMeta(m *metaCol) error {
 		f := d.field("current_ts")
 		unit := tsUnit(m.typ)
 		c := m.col.(*arrowconv.FixedCol[int64])
+		var cache javatext.StampCache // consecutive messages' current_ts share their minute
 		inner := func(v []byte, t jsonparser.ValueType) error {
 			text := d.stringText(slot{v, t})
-			ct, ok := javatext.ParseOggCurrentTS(text)
+			ct, ok := cache.OggCurrentTS(text)
 			if !ok && d.cx.prod != nil {
 				ct, ok = producerCivil(text) // GoldenGate's native yyyy-MM-dd:HH:mm:ss[.f], ISO
 			}
@@ -141,13 +142,14 @@ func (d *base) bindMeta(m *metaCol) error {
 	case "ogg-json event-timestamp":
 		f := d.field("op_ts")
 		unit := tsUnit(m.typ)
+		var cache javatext.StampCache // consecutive messages' op_ts share their minute
 		m.fill = func(c arrowconv.Column) error {
 			s := d.get(f)
 			if s.t == jsonparser.NotExist || s.t == jsonparser.Null {
 				c.AppendNull()
 				return nil
 			}
-			ct, ok := javatext.ParseOggOpTS(d.stringText(s))
+			ct, ok := cache.OggOpTS(d.stringText(s))
 			if !ok && d.cx.prod != nil {
 				ct, ok = producerCivil(d.stringText(s))
 			}

@@ -1,6 +1,7 @@
 package javatext
 
 import (
+	"encoding/binary"
 	"math"
 	"time"
 )
@@ -294,17 +295,37 @@ func ParseTimestamp(b []byte, iso, ltz bool) (Civil, bool) {
 // java.sql.Timestamp-style "yyyy-[m]m-[d]d hh:mm:ss[.f]", then a bare date.
 // ok false means NULL (never an error).
 func ParseOggCurrentTS(b []byte) (Civil, bool) {
+	var c StampCache
+	return c.OggCurrentTS(b)
+}
+
+// OggCurrentTS is ParseOggCurrentTS through the cache.
+func (sc *StampCache) OggCurrentTS(b []byte) (Civil, bool) {
+	// The minute of the last one: its seconds and micros to the end.
+	if sc.hit(b) && len(b) == 26 && b[16] == ':' && b[19] == '.' {
+		if s, ok := seconds(b); ok {
+			if frac, ok := fractionToEnd(b[19:]); ok { // six digits: the length is 26
+				ns := sc.ns + int64(s)*1e9 + int64(frac)
+				return Civil{sc.days, ns - ns%1e6}, true
+			}
+		}
+	}
 	c := Cursor{B: b}
 	if y, m, d, ok := c.Date(false); ok && c.Lit('T') {
 		// HH:mm:ss.SSSSSS to the end. FixedClock reads exactly what the
 		// clock's fields read one by one, and fails where they would
 		// (TestFixedDateClockMatchGeneral).
 		if h, mi, s, ok := FixedClock(c.B[c.I:]); ok && len(c.B)-c.I == 15 && c.B[c.I+8] == '.' {
+			at := c.I
 			c.I += 9
 			if frac, ok := c.Digits(6, 6); ok && h < 24 && mi < 60 && s < 60 {
+				days := EpochDays(y, m, d)
+				if at == 11 { // the date was yyyy-MM-dd: the prefix is the minute
+					sc.keep(b, days, h, mi)
+				}
 				ns := int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)*1000
 				ns -= ns % 1e6
-				return Civil{EpochDays(y, m, d), ns}, true
+				return Civil{days, ns}, true
 			}
 		}
 	}
@@ -332,6 +353,66 @@ func ParseOggCurrentTS(b []byte) (Civil, bool) {
 		return Civil{}, false
 	}
 	return Civil{EpochDays(y, m, d), 0}, true
+}
+
+// StampCache remembers the minute of the last timestamp a parser read in
+// GoldenGate's fixed shape: its first 16 bytes ("yyyy-MM-dd HH:mm", or
+// with a 'T') and the day and nanoseconds they stand for. The op_ts and
+// current_ts of consecutive messages share their minute, so most texts
+// are read from their seconds on, with no date to check or count: the
+// same instant and verdict as a fresh parse (FuzzStampCache), as whatever
+// follows the 16 bytes is read and checked as the full parse would. The
+// zero value is empty; one cache serves one field.
+type StampCache struct {
+	w0, w1 uint64 // the 16 bytes, as little-endian words
+	set    bool
+	days   int64 // their day (1970-01-01 = 0)
+	ns     int64 // the nanoseconds of that day at their minute
+}
+
+// hit says that b starts with the remembered 16 bytes and has the three
+// of the seconds after them.
+func (sc *StampCache) hit(b []byte) bool {
+	return sc.set && len(b) >= 19 && binary.LittleEndian.Uint64(b) == sc.w0 && binary.LittleEndian.Uint64(b[8:]) == sc.w1
+}
+
+// keep remembers b's first 16 bytes as the minute h:mi of day days (b
+// read in the fixed shape: h and mi checked).
+func (sc *StampCache) keep(b []byte, days int64, h, mi int) {
+	sc.w0, sc.w1, sc.set = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]), true
+	sc.days, sc.ns = days, int64(h)*3600e9+int64(mi)*60e9
+}
+
+// fractionToEnd reads b, all of it, as Fraction followed by Done would: an
+// optional '.' and up to nine digits, in nanoseconds. (Cursor's methods
+// step through memory; this keeps its state in registers.)
+func fractionToEnd(b []byte) (int, bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	if b[0] != '.' || len(b) > 10 {
+		return 0, false
+	}
+	ns := 0
+	for _, ch := range b[1:] {
+		d := ch - '0'
+		if d > 9 {
+			return 0, false
+		}
+		ns = ns*10 + int(d)
+	}
+	return ns * pow10ns[len(b)-1], true
+}
+
+// pow10ns[n] scales a fraction of n digits to nanoseconds.
+var pow10ns = [10]int{1e9, 1e8, 1e7, 1e6, 1e5, 1e4, 1e3, 1e2, 1e1, 1}
+
+// seconds reads the fixed shape's ":ss" at b[16:19] (two digits, below
+// 60).
+func seconds(b []byte) (int, bool) {
+	s0, s1 := b[17]-'0', b[18]-'0'
+	s := int(s0)*10 + int(s1)
+	return s, b[16] == ':' && s0 <= 9 && s1 <= 9 && s <= 59
 }
 
 // SQLDate is java.sql.Date.valueOf: yyyy-[m]m-[d]d.
@@ -388,6 +469,21 @@ func SQLClock(b []byte) (int64, bool) {
 // ParseOggOpTS parses ogg's op_ts: yyyy-M-d with an optional " H:m:s[.f]",
 // one or two digits per field, truncated to milliseconds.
 func ParseOggOpTS(b []byte) (Civil, bool) {
+	var c StampCache
+	return c.OggOpTS(b)
+}
+
+// OggOpTS is ParseOggOpTS through the cache.
+func (sc *StampCache) OggOpTS(b []byte) (Civil, bool) {
+	// The minute of the last one: its seconds and fraction to the end.
+	if sc.hit(b) {
+		if s, ok := seconds(b); ok {
+			if frac, ok := fractionToEnd(b[19:]); ok {
+				ns := sc.ns + int64(s)*1e9 + int64(frac)
+				return Civil{sc.days, ns - ns%1e6}, true
+			}
+		}
+	}
 	// The shape GoldenGate writes, "yyyy-MM-dd HH:mm:ss.ffffff", in fixed
 	// steps; whatever it does not take, oggOpTS reads (and decides).
 	if y, m, d, ok := FixedDate(b); ok && len(b) >= 19 && b[10] == ' ' {
@@ -395,8 +491,10 @@ func ParseOggOpTS(b []byte) (Civil, bool) {
 			c := Cursor{B: b, I: 19}
 			frac, _ := c.Fraction()
 			if c.Done() && m >= 1 && m <= 12 && d >= 1 && d <= DaysIn(y, m) && h <= 23 && mi <= 59 && s <= 59 {
+				days := EpochDays(y, m, d)
+				sc.keep(b, days, h, mi)
 				ns := int64(h)*3600e9 + int64(mi)*60e9 + int64(s)*1e9 + int64(frac)
-				return Civil{EpochDays(y, m, d), ns - ns%1e6}, true
+				return Civil{days, ns - ns%1e6}, true
 			}
 		}
 	}

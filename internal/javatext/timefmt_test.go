@@ -1,6 +1,7 @@
 package javatext
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +174,55 @@ func TestShortDecimal(t *testing.T) {
 			t.Fatalf("%s as DECIMAL(%d, %d): not read, though short", lit, p, s)
 		}
 	})
+}
+
+// TestStampCache: op_ts and current_ts read through a cache that holds
+// the minute of the text before give the instant and verdict a fresh
+// parse gives, for every byte value at every position after a text that
+// filled the cache (so the same minute with anything after it, and a
+// minute one byte off), and for texts cut short.
+func TestStampCache(t *testing.T) {
+	for _, tmpl := range []string{"2020-05-13 12:38:40.214000", "2020-02-29 23:59:59", "2021-02-30T23:59:59.999999", "2020-05-13T12:38:40.214000", "2020-12-31 23:59:59.9"} {
+		for i := 0; i <= len(tmpl); i++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(tmpl)
+				if i < len(b) {
+					b[i] = byte(c)
+				} else {
+					b = append(b, byte(c))
+				}
+				checkStampCache(t, [][]byte{[]byte(tmpl), b, b[:i], []byte(tmpl)})
+			}
+		}
+	}
+}
+
+// FuzzStampCache is TestStampCache over any sequence of texts (the input
+// cut at each '|').
+func FuzzStampCache(f *testing.F) {
+	f.Add([]byte("2020-05-13 12:38:40.214000|2020-05-13 12:38:41.5|2020-05-13 12:38:4x|2020-05-13 12:39:00"))
+	f.Add([]byte("2020-05-13T12:38:40.214000|2020-05-13T12:38:59.999999|2020-05-13T12:38:60.000000|2020-05-13T12:38:01.00000"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 4096 {
+			return
+		}
+		checkStampCache(t, bytes.Split(data, []byte("|")))
+	})
+}
+
+// checkStampCache reads texts in order through one cache per field and
+// compares each answer with a fresh parse's.
+func checkStampCache(t *testing.T, texts [][]byte) {
+	t.Helper()
+	var op, cur StampCache
+	for _, b := range texts {
+		c, ok := op.OggOpTS(b)
+		if fc, fok := ParseOggOpTS(b); c != fc || ok != fok {
+			t.Fatalf("op_ts %q after %q: %v %v through the cache, %v %v fresh", b, texts, c, ok, fc, fok)
+		}
+		c, ok = cur.OggCurrentTS(b)
+		if fc, fok := ParseOggCurrentTS(b); c != fc || ok != fok {
+			t.Fatalf("current_ts %q after %q: %v %v through the cache, %v %v fresh", b, texts, c, ok, fc, fok)
+		}
+	}
 }
