@@ -82,12 +82,13 @@ func (v validity) bit(i int) uint8 {
 }
 
 // rows returns the rows of [i, to) with a value among the next n (up to
-// 56, as many as are left), as offsets from i in ascending order, in
-// at's storage. The put loops visit the rows with a value through it, a
-// validity word at a time, set bit by set bit: with NULLs scattered at
-// random (half of them, in a wide table's nullable columns) a test of each
-// row's bit went the way the branch predictor did not expect about half
-// the time. Without NULLs every row is listed.
+// 56, as many as are left; a word read at any bit offset holds 56 bits),
+// as offsets from i in ascending order, in at's storage. The put loops
+// visit the rows with a value through it, a validity word at a time, set
+// bit by set bit: with NULLs scattered at random (half the values of the
+// wide shape's nullable columns) a test of each row's bit went the way
+// the branch predictor did not expect about half the time. Without NULLs
+// every row is listed.
 func (v validity) rows(i, to int, at *[56]uint8) (ks []uint8, n int) {
 	n = min(to-i, 56)
 	if v.bits == nil {

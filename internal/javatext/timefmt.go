@@ -301,10 +301,10 @@ func ParseOggCurrentTS(b []byte) (Civil, bool) {
 
 // OggCurrentTS is ParseOggCurrentTS through the cache.
 func (sc *StampCache) OggCurrentTS(b []byte) (Civil, bool) {
-	// The minute of the last one: its seconds and micros to the end.
-	if sc.hit(b) && len(b) == 26 && b[16] == ':' && b[19] == '.' {
+	// The minute of the last one: ":ss.SSSSSS" to the end (26 bytes).
+	if sc.hit(b) && len(b) == 26 {
 		if s, ok := seconds(b); ok {
-			if frac, ok := fractionToEnd(b[19:]); ok { // six digits: the length is 26
+			if frac, ok := fractionToEnd(b[19:]); ok {
 				ns := sc.ns + int64(s)*1e9 + int64(frac)
 				return Civil{sc.days, ns - ns%1e6}, true
 			}
