@@ -2,6 +2,7 @@ package writer
 
 import (
 	"encoding/binary"
+	"iter"
 	"math"
 	"math/bits"
 	"slices"
@@ -123,6 +124,23 @@ func (v validity) rows(i, to int, at *[56]uint8) (ks []uint8, n int) {
 	return at[:m], n
 }
 
+// present yields the rows of [from, to) with a value, in order, through
+// rows: the put loops' one way of visiting them.
+func (v validity) present(from, to int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		var at [56]uint8
+		for r := from; r < to; {
+			ks, n := v.rows(r, to, &at)
+			for _, k := range ks {
+				if !yield(r + int(k)) {
+					return
+				}
+			}
+			r += n
+		}
+	}
+}
+
 // allRows lists every offset rows can return.
 var allRows = func() (a [56]uint8) {
 	for k := range a {
@@ -164,30 +182,18 @@ func putInts32[T integer](l *leaf, v validity, vs []T, from, to int) {
 	lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
 	if l.delta {
 		out := slices.Grow(l.ints32, present)
-		var at [56]uint8
-		for r := from; r < to; {
-			ks, n := v.rows(r, to, &at)
-			for _, k := range ks {
-				i := r + int(k)
-				x := int32(vs[i])
-				lo, hi = min(lo, x), max(hi, x)
-				out = append(out, x)
-			}
-			r += n
+		for i := range v.present(from, to) {
+			x := int32(vs[i])
+			lo, hi = min(lo, x), max(hi, x)
+			out = append(out, x)
 		}
 		l.ints32 = out
 	} else {
 		out := slices.Grow(l.vals, 4*present)
-		var at [56]uint8
-		for r := from; r < to; {
-			ks, n := v.rows(r, to, &at)
-			for _, k := range ks {
-				i := r + int(k)
-				x := int32(vs[i])
-				lo, hi = min(lo, x), max(hi, x)
-				out = binary.LittleEndian.AppendUint32(out, uint32(x))
-			}
-			r += n
+		for i := range v.present(from, to) {
+			x := int32(vs[i])
+			lo, hi = min(lo, x), max(hi, x)
+			out = binary.LittleEndian.AppendUint32(out, uint32(x))
 		}
 		l.vals = out
 	}
@@ -217,55 +223,31 @@ func putInts64[T integer](l *leaf, v validity, vs []T, from, to int, mul, div in
 		out := slices.Grow(l.ints, present)
 		switch { // the common units without a call per value
 		case div == 1 && mul == 1:
-			var at [56]uint8
-			for r := from; r < to; {
-				ks, n := v.rows(r, to, &at)
-				for _, k := range ks {
-					i := r + int(k)
-					x := int64(vs[i])
-					lo, hi = min(lo, x), max(hi, x)
-					out = append(out, x)
-				}
-				r += n
+			for i := range v.present(from, to) {
+				x := int64(vs[i])
+				lo, hi = min(lo, x), max(hi, x)
+				out = append(out, x)
 			}
 		case div == 1000:
-			var at [56]uint8
-			for r := from; r < to; {
-				ks, n := v.rows(r, to, &at)
-				for _, k := range ks {
-					i := r + int(k)
-					x := floorDiv1000(int64(vs[i]))
-					lo, hi = min(lo, x), max(hi, x)
-					out = append(out, x)
-				}
-				r += n
+			for i := range v.present(from, to) {
+				x := floorDiv1000(int64(vs[i]))
+				lo, hi = min(lo, x), max(hi, x)
+				out = append(out, x)
 			}
 		default:
-			var at [56]uint8
-			for r := from; r < to; {
-				ks, n := v.rows(r, to, &at)
-				for _, k := range ks {
-					i := r + int(k)
-					x := conv(vs[i])
-					lo, hi = min(lo, x), max(hi, x)
-					out = append(out, x)
-				}
-				r += n
+			for i := range v.present(from, to) {
+				x := conv(vs[i])
+				lo, hi = min(lo, x), max(hi, x)
+				out = append(out, x)
 			}
 		}
 		l.ints = out
 	} else {
 		out := slices.Grow(l.vals, 8*present)
-		var at [56]uint8
-		for r := from; r < to; {
-			ks, n := v.rows(r, to, &at)
-			for _, k := range ks {
-				i := r + int(k)
-				x := conv(vs[i])
-				lo, hi = min(lo, x), max(hi, x)
-				out = binary.LittleEndian.AppendUint64(out, uint64(x))
-			}
-			r += n
+		for i := range v.present(from, to) {
+			x := conv(vs[i])
+			lo, hi = min(lo, x), max(hi, x)
+			out = binary.LittleEndian.AppendUint64(out, uint64(x))
 		}
 		l.vals = out
 	}
@@ -294,58 +276,34 @@ func putDecimals(l *leaf, v validity, vs []decimal128.Num, from, to int) {
 	switch {
 	case l.phys == format.Int32 && l.delta:
 		out := slices.Grow(l.ints32, present)
-		var at [56]uint8
-		for r := from; r < to; {
-			ks, n := v.rows(r, to, &at)
-			for _, k := range ks {
-				i := r + int(k)
-				x := int32(vs[i].LowBits())
-				lo, hi = min(lo, int64(x)), max(hi, int64(x))
-				out = append(out, x)
-			}
-			r += n
+		for i := range v.present(from, to) {
+			x := int32(vs[i].LowBits())
+			lo, hi = min(lo, int64(x)), max(hi, int64(x))
+			out = append(out, x)
 		}
 		l.ints32 = out
 	case l.phys == format.Int32:
 		out := slices.Grow(l.vals, 4*present)
-		var at [56]uint8
-		for r := from; r < to; {
-			ks, n := v.rows(r, to, &at)
-			for _, k := range ks {
-				i := r + int(k)
-				x := int32(vs[i].LowBits())
-				lo, hi = min(lo, int64(x)), max(hi, int64(x))
-				out = binary.LittleEndian.AppendUint32(out, uint32(x))
-			}
-			r += n
+		for i := range v.present(from, to) {
+			x := int32(vs[i].LowBits())
+			lo, hi = min(lo, int64(x)), max(hi, int64(x))
+			out = binary.LittleEndian.AppendUint32(out, uint32(x))
 		}
 		l.vals = out
 	case l.delta:
 		out := slices.Grow(l.ints, present)
-		var at [56]uint8
-		for r := from; r < to; {
-			ks, n := v.rows(r, to, &at)
-			for _, k := range ks {
-				i := r + int(k)
-				x := int64(vs[i].LowBits())
-				lo, hi = min(lo, x), max(hi, x)
-				out = append(out, x)
-			}
-			r += n
+		for i := range v.present(from, to) {
+			x := int64(vs[i].LowBits())
+			lo, hi = min(lo, x), max(hi, x)
+			out = append(out, x)
 		}
 		l.ints = out
 	default:
 		out := slices.Grow(l.vals, 8*present)
-		var at [56]uint8
-		for r := from; r < to; {
-			ks, n := v.rows(r, to, &at)
-			for _, k := range ks {
-				i := r + int(k)
-				x := int64(vs[i].LowBits())
-				lo, hi = min(lo, x), max(hi, x)
-				out = binary.LittleEndian.AppendUint64(out, uint64(x))
-			}
-			r += n
+		for i := range v.present(from, to) {
+			x := int64(vs[i].LowBits())
+			lo, hi = min(lo, x), max(hi, x)
+			out = binary.LittleEndian.AppendUint64(out, uint64(x))
 		}
 		l.vals = out
 	}
@@ -398,20 +356,14 @@ func putFloats[T float32 | float64](l *leaf, v validity, vs []T, from, to int) {
 		size = 8
 	}
 	out := slices.Grow(l.vals, size*present)
-	var at [56]uint8
-	for r := from; r < to; {
-		ks, n := v.rows(r, to, &at)
-		for _, k := range ks {
-			i := r + int(k)
-			x := vs[i]
-			if wide {
-				out = binary.LittleEndian.AppendUint64(out, math.Float64bits(float64(x)))
-			} else {
-				out = binary.LittleEndian.AppendUint32(out, math.Float32bits(float32(x)))
-			}
-			l.pb.float(float64(x))
+	for i := range v.present(from, to) {
+		x := vs[i]
+		if wide {
+			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(float64(x)))
+		} else {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(float32(x)))
 		}
-		r += n
+		l.pb.float(float64(x))
 	}
 	l.vals = out
 }
@@ -422,24 +374,18 @@ func putBools(l *leaf, v validity, a *array.Boolean, from, to int) {
 		return
 	}
 	var seen [2]bool
-	var at [56]uint8
-	for r := from; r < to; {
-		ks, n := v.rows(r, to, &at)
-		for _, k := range ks {
-			i := r + int(k)
-			x := a.Value(i)
-			if l.nbits%8 == 0 {
-				l.vals = append(l.vals, 0)
-			}
-			var b uint8 // no branch on the value: booleans at random are common
-			if x {
-				b = 1
-			}
-			l.vals[len(l.vals)-1] |= b << (l.nbits % 8)
-			seen[b] = true
-			l.nbits++
+	for i := range v.present(from, to) {
+		x := a.Value(i)
+		if l.nbits%8 == 0 {
+			l.vals = append(l.vals, 0)
 		}
-		r += n
+		var b uint8 // no branch on the value: booleans at random are common
+		if x {
+			b = 1
+		}
+		l.vals[len(l.vals)-1] |= b << (l.nbits % 8)
+		seen[b] = true
+		l.nbits++
 	}
 	for k, s := range seen {
 		if s {
@@ -454,14 +400,8 @@ func putStrings(l *leaf, v validity, a *array.String, from, to int) {
 		return
 	}
 	offs, data := arrowconv.StringBytes(a)
-	var at [56]uint8
-	for r := from; r < to; {
-		ks, n := v.rows(r, to, &at)
-		for _, k := range ks {
-			i := r + int(k)
-			l.putBytes(data[offs[i]:offs[i+1]])
-		}
-		r += n
+	for i := range v.present(from, to) {
+		l.putBytes(data[offs[i]:offs[i+1]])
 	}
 }
 
