@@ -146,14 +146,10 @@ func FuzzValidRows(f *testing.F) {
 }
 
 func checkValidRows(t *testing.T, data []byte) {
-	if len(data) < 4 {
+	v, from, to, ok := validityCase(data)
+	if !ok {
 		return
 	}
-	v := validity{bits: data[3:]}
-	v.off = int(data[0]) % min(16, 8*len(v.bits))
-	rows := 8*len(v.bits) - v.off
-	from := int(data[1]) % (rows + 1)
-	to := from + int(data[2])%(rows-from+1)
 	var got []int
 	var at [56]uint8
 	for i := from; i < to; {
@@ -177,15 +173,26 @@ func checkValidRows(t *testing.T, data []byte) {
 	}
 }
 
-func checkDefLevels(t *testing.T, data []byte) {
+// validityCase reads a bitmap and rows of it from a fuzz input: the first
+// three bytes choose the bitmap's offset (under 16 bits) and the rows, the
+// rest is the bitmap; ok false for an input too short.
+func validityCase(data []byte) (v validity, from, to int, ok bool) {
 	if len(data) < 4 {
-		return
+		return v, 0, 0, false
 	}
-	v := validity{bits: data[3:]}
+	v = validity{bits: data[3:]}
 	v.off = int(data[0]) % min(16, 8*len(v.bits))
 	rows := 8*len(v.bits) - v.off
-	from := int(data[1]) % (rows + 1)
-	to := from + int(data[2])%(rows-from+1)
+	from = int(data[1]) % (rows + 1)
+	to = from + int(data[2])%(rows-from+1)
+	return v, from, to, true
+}
+
+func checkDefLevels(t *testing.T, data []byte) {
+	v, from, to, ok := validityCase(data)
+	if !ok {
+		return
+	}
 	levels := func(fast bool) ([]uint8, int, int) {
 		defer func(f bool) { defBytesFast = f }(defBytesFast)
 		defBytesFast = fast

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"
@@ -396,7 +395,7 @@ func writeScattered(t *testing.T, s *arrowconv.Schema, opts ParquetOptions) []by
 		// Half the batches go in slices: their arrays start inside a
 		// bitmap byte.
 		if k := rng.IntN(int(rec.NumRows())); rng.IntN(2) == 0 && k > 0 {
-			for _, part := range []arrow.RecordBatch{sliceRecord(rec, 0, int64(k)), sliceRecord(rec, int64(k), rec.NumRows())} {
+			for _, part := range []arrow.RecordBatch{rec.NewSlice(0, int64(k)), rec.NewSlice(int64(k), rec.NumRows())} {
 				if err := p.Write(context.Background(), part); err != nil {
 					t.Fatal(err)
 				}
@@ -415,19 +414,6 @@ func writeScattered(t *testing.T, s *arrowconv.Schema, opts ParquetOptions) []by
 		t.Fatal(err)
 	}
 	return data
-}
-
-// sliceRecord is rows [i, j) of rec.
-func sliceRecord(rec arrow.RecordBatch, i, j int64) arrow.RecordBatch {
-	cols := make([]arrow.Array, rec.NumCols())
-	for c := range cols {
-		cols[c] = array.NewSlice(rec.Column(c), i, j)
-	}
-	out := array.NewRecordBatch(rec.Schema(), cols, j-i)
-	for _, a := range cols {
-		a.Release()
-	}
-	return out
 }
 
 // TestSlicedStrings: a batch that is a slice of a larger one (Arrow's
@@ -454,7 +440,7 @@ func TestSlicedStrings(t *testing.T) {
 			m.Values.(*arrowconv.BytesCol).Append([]byte(fmt.Sprintf("v%d", r)))
 		}
 		rec := bld.Flush()
-		part := sliceRecord(rec, 3, 8)
+		part := rec.NewSlice(3, 8)
 		p, err := NewParquet(filepath.Join(t.TempDir(), "out.parquet"), s, ParquetOptions{Concurrency: 1})
 		if err != nil {
 			t.Fatal(err)
