@@ -88,10 +88,10 @@ func scanStringEsc(b []byte, i int) (int, bool, error) {
 			if i+1 >= len(b) {
 				return 0, false, &msgError{off: i, err: errorf(ErrMalformed, "unterminated string")}
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			switch e := b[i+1]; {
+			case shortEscape[e]:
 				i += 2
-			case 'u':
+			case e == 'u':
 				if i+6 > len(b) {
 					return 0, false, &msgError{off: i, err: errorf(ErrMalformed, "unterminated \\u escape")}
 				}
