@@ -315,3 +315,30 @@ func TestEnvelopeMapReuseCountsNulls(t *testing.T) {
 		rec.Release()
 	}
 }
+
+// A BIGINT past the long range fails, as Long.parseLong does, and is NULL
+// under ignore-parse-errors, as a JSON number and as text, in every
+// format: never a value wrapped around 2^64 (18446744073709551616 once
+// read as 0).
+func TestBigIntOutOfRange(t *testing.T) {
+	for _, lit := range []string{"18446744073709551616", "92233720368547758080", "-92233720368547758080", "99999999999999999999"} {
+		for _, v := range []string{lit, `"` + lit + `"`} {
+			lines := map[string]string{
+				"json":          `{"id":1,"v":` + v + `}`,
+				"canal-json":    `{"data":[{"id":1,"v":` + v + `}],"type":"INSERT"}`,
+				"maxwell-json":  `{"data":{"id":1,"v":` + v + `},"type":"insert"}`,
+				"ogg-json":      `{"after":{"id":1,"v":` + v + `},"op_type":"I"}`,
+				"debezium-json": `{"after":{"id":1,"v":` + v + `},"op":"c"}`,
+			}
+			for format, line := range lines {
+				if _, err := decodeLines(t, format, "id INT, v BIGINT", nil, line); !errors.Is(err, ErrType) {
+					t.Errorf("%s %s: err = %v, want a type error", format, v, err)
+				}
+				rows, err := decodeLines(t, format, "id INT, v BIGINT", map[string]string{format + ".ignore-parse-errors": "true"}, line)
+				if err != nil || len(rows) != 1 || rows[0] != "+I[1, null]" {
+					t.Errorf("%s %s lenient: rows %v, err %v, want +I[1, null]", format, v, rows, err)
+				}
+			}
+		}
+	}
+}

@@ -183,26 +183,26 @@ func ParseInt(s []byte, bitSize int) (int64, bool) {
 	if len(s) == 0 {
 		return 0, false
 	}
-	i := 0
 	neg := false
 	if s[0] == '+' || s[0] == '-' {
 		neg = s[0] == '-'
-		i = 1
-		if len(s) == 1 {
+		s = s[1:]
+		if len(s) == 0 {
 			return 0, false
 		}
 	}
 	var u uint64
-	limit := uint64(1) << (bitSize - 1) // magnitude of the minimum
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
+	for _, c := range s {
+		// Past maxMagnitude/10 another digit can only go out of range,
+		// and u*10 could wrap (92233720368547758080 read as 0).
+		if c < '0' || c > '9' || u > maxMagnitude/10 {
 			return 0, false
 		}
 		u = u*10 + uint64(c-'0')
-		if u > limit {
-			return 0, false
-		}
+	}
+	limit := uint64(1) << (bitSize - 1) // magnitude of the minimum
+	if u > limit {
+		return 0, false
 	}
 	if neg {
 		return -int64(u), true // u == limit gives the minimum
@@ -212,6 +212,10 @@ func ParseInt(s []byte, bitSize int) (int64, bool) {
 	}
 	return int64(u), true
 }
+
+// maxMagnitude is the largest magnitude ParseInt takes at any width: the
+// long minimum's.
+const maxMagnitude = 1 << 63
 
 // PlainDecimal reads -?digits[.digits] (a digit on each side of the point)
 // of at most 18 digits: the digits as one integer, whether it is negative,
