@@ -92,6 +92,10 @@ func (cx *convCtx) setMsg(msg []byte, fast bool) {
 	}
 }
 
+// shortDoubleText lets a DOUBLE's text take ShortDecimalFloat (a twin
+// test compares it off).
+var shortDoubleText = true
+
 // unescapedFast turns setMsg's search on (BenchmarkUnescapedShortcut
 // compares it off).
 var unescapedFast = true
@@ -248,7 +252,11 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 	case arrowconv.Double:
 		c := col.(*arrowconv.FixedCol[float64])
 		return func(v []byte, t jsonparser.ValueType) error {
-			if t == jsonparser.Number {
+			// A short plain decimal, as a JSON number or as text (canal
+			// writes every value as text): what ShortDecimalFloat takes has
+			// no escape, no space and no sign but '-', so the raw text is
+			// what Double.parseDouble would read, and its result is the same.
+			if t == jsonparser.Number || (t == jsonparser.String && shortDoubleText) {
 				if f, ok := javatext.ShortDecimalFloat(v); ok {
 					c.Append(f)
 					return nil

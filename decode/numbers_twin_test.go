@@ -89,3 +89,26 @@ func TestIntegerLiteral(t *testing.T) {
 		}
 	})
 }
+
+// A DOUBLE given as text (canal's every value) takes ShortDecimalFloat
+// when it can: the rows must be the ones the general path
+// (Double.parseDouble of the trimmed text) gives, errors included, on
+// texts drawn around that path's edges (signs, points, exponents, spaces,
+// leading zeros, 15 to 17 digits, escapes).
+func TestShortDoubleText(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		text := rapid.OneOf(
+			rapid.StringMatching(`[ +-]?0{0,2}[0-9]{0,17}(\.[0-9]{0,6})?([eE][+-]?[0-9]{1,2})?[ dD]?`),
+			rapid.SampledFrom([]string{"-0", "-0.0", "0", "5.", ".5", "Infinity", "-NaN", "1.2.3", `\u0034.5`, "4.7", "-", ".", ""}),
+		).Draw(rt, "text")
+		line := `{"data":[{"v":"` + text + `"}],"type":"INSERT"}`
+		opts := map[string]string{"canal-json.ignore-parse-errors": rapid.SampledFrom([]string{"true", "false"}).Draw(rt, "lenient")}
+		fast, ferr := decodeLines(t, "canal-json", "v DOUBLE", opts, line)
+		shortDoubleText = false
+		general, gerr := decodeLines(t, "canal-json", "v DOUBLE", opts, line)
+		shortDoubleText = true
+		if strings.Join(fast, " ") != strings.Join(general, " ") || (ferr == nil) != (gerr == nil) {
+			rt.Fatalf("%q: rows %v err %v, general path %v err %v", text, fast, ferr, general, gerr)
+		}
+	})
+}
