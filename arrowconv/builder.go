@@ -52,6 +52,13 @@ func (v *valids) push(ok bool) {
 	}
 	v.nulls += n
 }
+
+// pushValid appends n valid flags.
+func (v *valids) pushValid(n int) {
+	for range n {
+		v.valid = append(v.valid, true)
+	}
+}
 func (v *valids) truncate(n int) {
 	for _, ok := range v.valid[n:] {
 		if !ok {
@@ -180,6 +187,19 @@ func (c *BytesCol) Append(v []byte) {
 	c.offs = append(c.offs, int32(len(c.data)))
 	c.data = append(c.data, v...)
 	c.push(true)
+}
+
+// AppendValues appends len(starts) values, none NULL, laid end to end in
+// data: value k is data[starts[k]:starts[k+1]], the last one running to
+// data's end. One copy of data for them all (a map's keys, the same every
+// row).
+func (c *BytesCol) AppendValues(data []byte, starts []int32) {
+	base := int32(len(c.data))
+	for _, s := range starts {
+		c.offs = append(c.offs, base+s)
+	}
+	c.data = append(c.data, data...)
+	c.pushValid(len(starts))
 }
 
 // AppendWith appends the value f appends to the column's value bytes

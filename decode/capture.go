@@ -486,6 +486,7 @@ func (d *base) learnSourceOrder(keys []string) {
 	}
 	d.srcOrder = order
 	d.srcPrev.raw, d.srcPrev.members = d.srcPrev.raw[:0], d.srcPrev.members[:0] // placed in the old order
+	d.srcKeys.pos = d.srcKeys.pos[:0]                                           // named by the old order
 }
 
 // isSubsequence reports whether keys occur in order, in order.

@@ -267,6 +267,14 @@ type base struct {
 	// made from them, without walking the block again.
 	msgSeq, srcFastSeq uint64
 	srcFastAt          int
+	// srcKeys is the keys of the last source.properties made from the
+	// members, end to end (sourceMembersMap): blocks list the same keys
+	// message after message, appended at once.
+	srcKeys struct {
+		pos    []int16 // the members' places in srcOrder
+		data   []byte
+		starts []int32
+	}
 
 	mark     int // builder rows at the start of the message
 	rows     int // rows emitted by the current message

@@ -34,14 +34,23 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 			return general(c)
 		}
 		b, at := d.sc.msg, d.srcFastAt
+		members := d.srcPrev.members
 		mc.Start()
-		for _, mb := range d.srcPrev.members {
+		if keyCol != nil && valCol != nil {
+			// STRING keys and values (no conversion can fail): the keys
+			// go in at once.
+			d.appendSourceKeys(keyCol, members)
+		}
+		for x := range members {
+			mb := &members[x]
 			name := d.srcOrder[mb.pos].name
-			key := unsafe.Slice(unsafe.StringData(name), len(name))
-			if keyCol != nil {
-				keyCol.Append(key)
-			} else if err := keyConv(key, jsonparser.String); err != nil {
-				return d.cx.nullOrErr(mc, err)
+			if valCol == nil {
+				key := unsafe.Slice(unsafe.StringData(name), len(name))
+				if keyCol != nil {
+					keyCol.Append(key)
+				} else if err := keyConv(key, jsonparser.String); err != nil {
+					return d.cx.nullOrErr(mc, err)
+				}
 			}
 			v0 := at + int(mb.v0)
 			v := b[v0 : v0+int(mb.vn)]
@@ -63,6 +72,25 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 		}
 		return nil
 	}
+}
+
+// appendSourceKeys appends the keys of members to col: the last ones
+// again when they are the same members.
+func (d *base) appendSourceKeys(col *arrowconv.BytesCol, members []srcMember) {
+	k := &d.srcKeys
+	same := len(k.pos) == len(members)
+	for x := 0; same && x < len(members); x++ {
+		same = k.pos[x] == members[x].pos
+	}
+	if !same {
+		k.pos, k.data, k.starts = k.pos[:0], k.data[:0], k.starts[:0]
+		for x := range members {
+			k.pos = append(k.pos, members[x].pos)
+			k.starts = append(k.starts, int32(len(k.data)))
+			k.data = append(k.data, d.srcOrder[members[x].pos].name...)
+		}
+	}
+	col.AppendValues(k.data, k.starts)
 }
 
 // sourceMembersFast turns sourceMembersMap's path on (a test compares it
