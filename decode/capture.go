@@ -485,8 +485,8 @@ func (d *base) learnSourceOrder(keys []string) {
 		order = append(order, newSourceKey(k, sourcePropIndex([]byte(k))))
 	}
 	d.srcOrder = order
-	d.srcPrev.raw, d.srcPrev.members = d.srcPrev.raw[:0], d.srcPrev.members[:0] // placed in the old order
-	d.srcKeys.pos = d.srcKeys.pos[:0]                                           // named by the old order
+	d.srcPrev.raw, d.srcPrev.members = d.srcPrev.raw[:0], d.srcPrev.members[:0]                                   // placed in the old order
+	d.srcKeys.pos, d.srcKeys.data, d.srcKeys.starts = d.srcKeys.pos[:0], d.srcKeys.data[:0], d.srcKeys.starts[:0] // named by the old order
 }
 
 // isSubsequence reports whether keys occur in order, in order.
