@@ -321,6 +321,7 @@ func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder,
 		}
 	}
 	sampled := 0
+	var lastNS, lastTbl []byte
 	filtering := cfg.IncludeTable != nil || cfg.ExcludeTable != nil || cfg.OnlyTable != nil
 	asOf := cfg.asOfFilter()
 	job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
@@ -347,10 +348,15 @@ func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder,
 		}
 		if sampled < tableSamples && r.tables != nil && out.Outcome == decode.Emitted && out.Rows > 0 {
 			// A few row messages per chunk say whether messages of
-			// several tables share this one schema.
+			// several tables share this one schema: the table decoding
+			// read (Canal's is at the end of the message, a walk back to
+			// find again), taken when it is not the last one taken.
 			sampled++
-			if ns, tbl, ok := decode.Route(cfg.Format, cfg.Options.SchemaInclude, msg); ok {
-				r.addTable(ns + "." + tbl)
+			if ns, tbl, esc, ok := dec.Routed(); ok && (esc || string(ns) != string(lastNS) || string(tbl) != string(lastTbl)) {
+				lastNS, lastTbl = append(lastNS[:0], ns...), append(lastTbl[:0], tbl...)
+				if n, t, ok := decode.Route(cfg.Format, cfg.Options.SchemaInclude, msg); ok {
+					r.addTable(n + "." + t)
+				}
 			}
 		}
 		r.account(job, res, out, pos, msg)
