@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -366,5 +367,73 @@ func TestKeepGoingPrintsEveryGoodRow(t *testing.T) {
 	}
 	if got := strings.Count(out.String(), "\n"); got != 8*3000 || st.Rows[0] != 8*3000 {
 		t.Errorf("printed %d rows, counted %d; want %d", got, st.Rows[0], 8*3000)
+	}
+}
+
+// TestTableFilterRuns: --include-table and --table decide for a run of
+// messages of one table once (filterCache); the decisions must be the ones
+// made message by message: tables in runs and alternating, a table named
+// with an escape (the same table), another one's name that only the raw
+// bytes tell apart, and messages naming none.
+func TestTableFilterRuns(t *testing.T) {
+	dir := t.TempDir()
+	lines := []string{
+		`{"data":[{"id":"1","name":"a"}],"type":"INSERT","database":"inv","table":"a"}`,
+		`{"data":[{"id":"2","name":"a"}],"type":"INSERT","database":"inv","table":"a"}`,
+		`{"data":[{"id":"3","name":"b"}],"type":"INSERT","database":"inv","table":"b"}`,
+		`{"data":[{"id":"4","name":"a"}],"type":"INSERT","database":"inv","table":"\u0061"}`,
+		`{"data":[{"id":"5","name":"a"}],"type":"INSERT","database":"inv","table":"a"}`,
+		`{"data":[{"id":"6","name":"-"}],"type":"INSERT"}`,
+		`{"data":[{"id":"7","name":"ab"}],"type":"INSERT","database":"inv","table":"ab"}`,
+		`{"data":[{"id":"8","name":"a"}],"type":"INSERT","database":"inv","table":"a"}`,
+	}
+	in := filepath.Join(dir, "in.json")
+	rng := rand.New(rand.NewPCG(5, 8))
+	var picks []int // runs of one to five messages of a table
+	for len(picks) < 300 {
+		l := rng.IntN(len(lines))
+		for range 1 + rng.IntN(5) {
+			picks = append(picks, l)
+		}
+	}
+	picks = picks[:300]
+	var b strings.Builder
+	for _, l := range picks {
+		b.WriteString(lines[l] + "\n")
+	}
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	f, _ := decode.Lookup("canal-json")
+	only := &TableKey{Namespace: "inv", Name: "a"}
+	include, _ := FullMatch(`inv\.a`)
+	exclude, _ := FullMatch(`inv\.b`)
+	for name, set := range map[string]func(*Config){
+		"include": func(c *Config) { c.IncludeTable = include },
+		"exclude": func(c *Config) { c.ExcludeTable = exclude },
+		"only":    func(c *Config) { c.OnlyTable = only },
+	} {
+		cfg := canalConfig(t, 1)
+		cfg.ChunkSize = 700
+		set(&cfg)
+		var want strings.Builder
+		kept := 0
+		for _, p := range picks {
+			l := lines[p]
+			if ns, tbl, ok := decode.Route(f, false, []byte(l)); ok && !tableFilter(&cfg, ns, tbl) {
+				continue
+			}
+			kept++
+			var row struct{ Data []struct{ ID, Name string } }
+			json.Unmarshal([]byte(l), &row)
+			fmt.Fprintf(&want, "+I[%s, %s, in.json]\n", row.Data[0].ID, row.Data[0].Name)
+		}
+		var out bytes.Buffer
+		cfg.To, cfg.Stdout = ToPrint, &out
+		st, err := Run(context.Background(), cfg, []string{in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want.String() || st.Filtered != int64(300-kept) {
+			t.Errorf("%s: %d filtered, want %d; rows\n%s\nwant\n%s", name, st.Filtered, 300-kept, out.String(), want.String())
+		}
 	}
 }

@@ -323,6 +323,7 @@ func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder,
 	sampled := 0
 	var lastNS, lastTbl []byte
 	filtering := cfg.IncludeTable != nil || cfg.ExcludeTable != nil || cfg.OnlyTable != nil
+	var keep filterCache
 	asOf := cfg.asOfFilter()
 	job.ch.Lines(func(msg []byte, pos reader.Pos) bool {
 		res.st.Lines++
@@ -330,11 +331,9 @@ func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder,
 		if asOf != nil && len(msg) > 0 && asOf.skip(cfg.Format, cfg.Options.SchemaInclude, msg, &res.st) {
 			return true
 		}
-		if filtering && len(msg) > 0 {
-			if ns, tbl, ok := decode.Route(cfg.Format, cfg.Options.SchemaInclude, msg); ok && !tableFilter(cfg, ns, tbl) {
-				res.st.Filtered++
-				return true
-			}
+		if filtering && len(msg) > 0 && !keep.take(cfg, msg) {
+			res.st.Filtered++
+			return true
 		}
 		dec.SetLine(int64(pos.Line))
 		out, err := dec.Decode(msg)

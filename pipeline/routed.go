@@ -544,6 +544,31 @@ func tableFilter(cfg *Config, ns, table string) bool {
 	return cfg.ExcludeTable == nil || !cfg.ExcludeTable.MatchString(name)
 }
 
+// filterCache is tableFilter for the messages of one chunk: a message
+// naming its table with the same raw bytes as the last one takes the same
+// decision, without building the name and matching it again (an input is
+// mostly one table: each message cost two allocations and a regular
+// expression match).
+type filterCache struct {
+	ns, table     []byte // raw: escapes are in the bytes compared
+	ok, has, keep bool
+}
+
+// take says whether msg passes cfg's table filters; a message that names
+// no table passes.
+func (c *filterCache) take(cfg *Config, msg []byte) bool {
+	ns, tbl, _, ok := decode.RouteRaw(cfg.Format, cfg.Options.SchemaInclude, msg)
+	if c.has && ok == c.ok && string(ns) == string(c.ns) && string(tbl) == string(c.table) {
+		return c.keep
+	}
+	c.ns, c.table, c.ok, c.has = append(c.ns[:0], ns...), append(c.table[:0], tbl...), ok, true
+	c.keep = true
+	if n, t, ok := decode.Route(cfg.Format, cfg.Options.SchemaInclude, msg); ok {
+		c.keep = tableFilter(cfg, n, t)
+	}
+	return c.keep
+}
+
 // FullMatch compiles a table filter: a Go RE2 expression the whole
 // "namespace.table" must match.
 func FullMatch(expr string) (*regexp.Regexp, error) { return regexp.Compile(`^(?:` + expr + `)$`) }
