@@ -51,6 +51,7 @@ func fuzzDecoderWith(f *testing.F, format string, producer bool, extra map[strin
 	decs := shortcutDecoders(f, format, producer, "", extra)
 	f.Add([]byte(`{"id" :1,"name"x,"description":"a"}`))
 	f.Add([]byte(`{"i\u0064":1,"name":"n","name":"m","data":{"id":2},"data":{"id" : 3}}`))
+	f.Add([]byte(`{"data":[{"id":"1","db":"4.7","weight":"1.5","bi":"92233720368547758080"}],"database":"inv","type":"INSERT"}`)) // numbers as text
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		var errs [4]string
 		var recs [4]arrow.RecordBatch
