@@ -13,7 +13,11 @@
 # default.pgo) or "." for the working tree.
 #
 #   [SHAPES="products envelope wide"] [FORMATS="canal maxwell ogg debezium"] \
-#     benchmarks/instructions.sh [MiB] [REV [REV]]
+#     [MODE=schema|producer|noschema] benchmarks/instructions.sh [MiB] [REV [REV]]
+#
+# MODE picks the conversion: the explicit schema (the default), the same
+# schema under producer semantics, or no schema (detected, inferred,
+# routed, lineage columns; the inference's value checks count as decode).
 #
 # Two settings make callgrind run the Go runtime here: GODEBUG
 # cpu.rdtscp=off (valgrind 3.19 does not take RDTSCP) and
@@ -44,12 +48,19 @@ done
 # count BIN FILE FORMAT SCHEMA: one line of "part=instructions" pairs.
 count() {
   rm -rf "$dir/out"
+  local modeargs=(--format "$3" --schema "$4")
+  case "${MODE:-schema}" in
+    schema) ;;
+    producer) modeargs+=(--semantics producer) ;;
+    noschema) modeargs=() ;;
+    *) echo "instructions: MODE is schema, producer or noschema" >&2; exit 2 ;;
+  esac
   GODEBUG=cpu.rdtscp=off,asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" \
-    "$1" convert --quiet --format "$3" --schema "$4" --workers 1 -o "$dir/out" "$2" > "$dir/vg.log" 2>&1 ||
+    "$1" convert --quiet "${modeargs[@]}" --workers 1 -o "$dir/out" "$2" > "$dir/vg.log" 2>&1 ||
     { echo "instructions: callgrind failed:" >&2; tail -5 "$dir/vg.log" >&2; exit 1; }
   callgrind_annotate --auto=no --threshold=100 "$dir/cg.out" | python3 -c '
 import re, sys
-parts = [("decode", ("cdcetl/decode.", "javatext")), ("arrowconv", ("cdcetl/arrowconv.",)),
+parts = [("decode", ("cdcetl/decode.", "javatext", "cdcetl/infer.")), ("arrowconv", ("cdcetl/arrowconv.",)),
          ("writer", ("cdcetl/writer.", "parquet-go")), ("snappy", ("compress/s2",)),
          ("gc", ("mgc", "mwbbuf", "mbitmap", "findObject", "gcWriteBarrier", "mbarrier")),
          ("runtime", ("runtime.", "/runtime/", "bytealg"))]
