@@ -92,6 +92,11 @@ func (cx *convCtx) setMsg(msg []byte, fast bool) {
 	}
 }
 
+// shortcuts says whether the fast paths are on: the decoder's "no
+// shortcuts" (tests) turns them off so the fuzz twins compare them with
+// the general paths.
+func (cx *convCtx) shortcuts() bool { return cx.plain == nil || !*cx.plain }
+
 // shortDoubleText lets a DOUBLE's text take ShortDecimalFloat (a twin
 // test compares it off).
 var shortDoubleText = true
@@ -258,7 +263,7 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 			// what Double.parseDouble would read, and its result is the same.
 			// (Text takes the general path without shortcuts: the fuzz
 			// twins compare the two.)
-			if t == jsonparser.Number || (t == jsonparser.String && shortDoubleText && (cx.plain == nil || !*cx.plain)) {
+			if t == jsonparser.Number || (t == jsonparser.String && shortDoubleText && cx.shortcuts()) {
 				if f, ok := javatext.ShortDecimalFloat(v); ok {
 					c.Append(f)
 					return nil
@@ -472,7 +477,7 @@ func (cx *convCtx) newFlinkInner(typ arrowconv.Type, col arrowconv.Column) conv 
 				return nil // a non-object gives an empty map, not an error
 			}
 			entries, arena, seen = entries[:0], arena[:0], 0
-			if (cx.plain != nil && *cx.plain) || !eachMember(v, add) {
+			if !cx.shortcuts() || !eachMember(v, add) {
 				// Not the plain object the fast walk reads: jsonparser's.
 				entries, arena, seen = entries[:0], arena[:0], 0
 				jsonparser.ObjectEach(v, each)
@@ -749,7 +754,7 @@ func (rc *rowConv) convert(slots []slot) error {
 			}
 			return nil
 		}
-		if u != nil && len(u.placeholder) == 0 && (rc.cx.plain == nil || !*rc.cx.plain) {
+		if u != nil && len(u.placeholder) == 0 && rc.cx.shortcuts() {
 			return rc.convertSent(slots, u)
 		}
 		for i, s := range slots {

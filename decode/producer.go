@@ -226,7 +226,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			if t == jsonparser.String {
 				text = javatext.Trim(cx.textOf(v, t))
 			}
-			if bits == 64 && (cx.plain == nil || !*cx.plain) { // tests: the general path for every value
+			if bits == 64 && cx.shortcuts() { // tests: the general path for every value
 				// Short decimals (most values), as the Flink DOUBLE
 				// converter reads them: the general path takes a string
 				// allocation and strconv's parser per value.

@@ -23,11 +23,14 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 	// Flink's STRING keys and values: a listed key (plain, no escapes) and
 	// a NULL, a string with nothing to unescape, a boolean or an integer
 	// go straight to the columns, as the converters would put them; the
-	// rest goes through the converters.
+	// rest goes through the converters. Both columns or neither.
 	var keyCol, valCol *arrowconv.BytesCol
 	if d.cx.prod == nil && typ.Elem.IsString() && typ.Value.IsString() {
 		keyCol, _ = mc.Keys.(*arrowconv.BytesCol)
 		valCol, _ = mc.Values.(*arrowconv.BytesCol)
+		if keyCol == nil || valCol == nil {
+			keyCol, valCol = nil, nil
+		}
 	}
 	return func(c arrowconv.Column) error {
 		if !sourceMembersFast || d.plain || d.srcField < 0 || d.srcFastSeq != d.msgSeq || d.env[d.srcField].t != jsonparser.Object {
@@ -36,7 +39,7 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 		b, at := d.sc.msg, d.srcFastAt
 		members := d.srcPrev.members
 		mc.Start()
-		if keyCol != nil && valCol != nil {
+		if keyCol != nil {
 			// STRING keys and values (no conversion can fail): the keys
 			// go in at once.
 			d.appendSourceKeys(keyCol, members)
@@ -44,11 +47,8 @@ func (d *base) sourceMembersMap(general func(arrowconv.Column) error, mc *arrowc
 		for x := range members {
 			mb := &members[x]
 			name := d.srcOrder[mb.pos].name
-			if valCol == nil {
-				key := unsafe.Slice(unsafe.StringData(name), len(name))
-				if keyCol != nil {
-					keyCol.Append(key)
-				} else if err := keyConv(key, jsonparser.String); err != nil {
+			if keyCol == nil {
+				if err := keyConv(unsafe.Slice(unsafe.StringData(name), len(name)), jsonparser.String); err != nil {
 					return d.cx.nullOrErr(mc, err)
 				}
 			}

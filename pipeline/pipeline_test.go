@@ -386,6 +386,7 @@ func TestTableFilterRuns(t *testing.T) {
 		`{"data":[{"id":"6","name":"-"}],"type":"INSERT"}`,
 		`{"data":[{"id":"7","name":"ab"}],"type":"INSERT","database":"inv","table":"ab"}`,
 		`{"data":[{"id":"8","name":"a"}],"type":"INSERT","database":"inv","table":"a"}`,
+		`{"data":[{"id":"9","name":"a"}],"type":"INSERT","database":"crm","table":"a"}`, // another namespace's table a
 	}
 	in := filepath.Join(dir, "in.json")
 	rng := rand.New(rand.NewPCG(5, 8))

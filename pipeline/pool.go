@@ -321,7 +321,7 @@ func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder,
 		}
 	}
 	sampled := 0
-	var lastNS, lastTbl []byte
+	var sampledTable lastTable
 	filtering := cfg.IncludeTable != nil || cfg.ExcludeTable != nil || cfg.OnlyTable != nil
 	var keep filterCache
 	asOf := cfg.asOfFilter()
@@ -351,8 +351,7 @@ func (r *run) plainChunk(job chunkJob, b *arrowconv.Builder, dec decode.Decoder,
 			// read (Canal's is at the end of the message, a walk back to
 			// find again), taken when it is not the last one taken.
 			sampled++
-			if ns, tbl, esc, ok := dec.Routed(); ok && (esc || string(ns) != string(lastNS) || string(tbl) != string(lastTbl)) {
-				lastNS, lastTbl = append(lastNS[:0], ns...), append(lastTbl[:0], tbl...)
+			if ns, tbl, esc, ok := dec.Routed(); ok && (!sampledTable.same(ns, tbl, ok) || esc) {
 				if n, t, ok := decode.Route(cfg.Format, cfg.Options.SchemaInclude, msg); ok {
 					r.addTable(n + "." + t)
 				}

@@ -544,24 +544,40 @@ func tableFilter(cfg *Config, ns, table string) bool {
 	return cfg.ExcludeTable == nil || !cfg.ExcludeTable.MatchString(name)
 }
 
+// lastTable remembers the raw table bytes (escapes included) of the last
+// message asked about: messages of one input mostly name one table, so a
+// decision made from the table is made again only when they change.
+type lastTable struct {
+	ns, table []byte
+	ok, has   bool
+}
+
+// same reports whether (ns, table, ok) are the last ones asked about, and
+// remembers them when they are not.
+func (l *lastTable) same(ns, table []byte, ok bool) bool {
+	if l.has && ok == l.ok && string(ns) == string(l.ns) && string(table) == string(l.table) {
+		return true
+	}
+	l.ns, l.table, l.ok, l.has = append(l.ns[:0], ns...), append(l.table[:0], table...), ok, true
+	return false
+}
+
 // filterCache is tableFilter for the messages of one chunk: a message
 // naming its table with the same raw bytes as the last one takes the same
-// decision, without building the name and matching it again (an input is
-// mostly one table: each message cost two allocations and a regular
-// expression match).
+// decision, without building the name and matching it again (each message
+// cost two allocations and a regular expression match).
 type filterCache struct {
-	ns, table     []byte // raw: escapes are in the bytes compared
-	ok, has, keep bool
+	last lastTable
+	keep bool
 }
 
 // take says whether msg passes cfg's table filters; a message that names
 // no table passes.
 func (c *filterCache) take(cfg *Config, msg []byte) bool {
 	ns, tbl, _, ok := decode.RouteRaw(cfg.Format, cfg.Options.SchemaInclude, msg)
-	if c.has && ok == c.ok && string(ns) == string(c.ns) && string(tbl) == string(c.table) {
+	if c.last.same(ns, tbl, ok) {
 		return c.keep
 	}
-	c.ns, c.table, c.ok, c.has = append(c.ns[:0], ns...), append(c.table[:0], tbl...), ok, true
 	c.keep = true
 	if n, t, ok := decode.Route(cfg.Format, cfg.Options.SchemaInclude, msg); ok {
 		c.keep = tableFilter(cfg, n, t)
