@@ -178,7 +178,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 		if bits == 64 {
 			outside += ": a bigint unsigned column needs DECIMAL(20, 0)"
 		}
-		return func(v []byte, t jsonparser.ValueType) error {
+		general := func(v []byte, t jsonparser.ValueType) error {
 			v, t = cx.unwrapMongo(v, t)
 			var s []byte
 			switch t {
@@ -208,6 +208,7 @@ func (cx *convCtx) newProducerInner(typ arrowconv.Type, col arrowconv.Column, en
 			put(n)
 			return nil
 		}
+		return producerIntFast(cx, col, bits, general)
 	case arrowconv.Float, arrowconv.Double:
 		bits := 64
 		if typ.Kind == arrowconv.Float {
@@ -889,4 +890,44 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// producerIntFast puts an INT or BIGINT column's integers (most of its
+// values: JSON numbers, or Canal's text) straight into it, as general
+// would: what ParseInt takes at the column's width is in range and is
+// its own text (a string with escapes or blanks around is not taken, and
+// general unescapes and trims it). Anything else, and every value
+// without shortcuts (the fuzz twins compare the two), goes to general.
+// Half of the producer integer's work was its general path's frame, the
+// Mongo test and the appender's call.
+func producerIntFast(cx *convCtx, col arrowconv.Column, bits int, general conv) conv {
+	switch c := col.(type) {
+	case *arrowconv.FixedCol[int32]:
+		if bits != 32 {
+			break
+		}
+		return func(v []byte, t jsonparser.ValueType) error {
+			if (t == jsonparser.Number || t == jsonparser.String) && cx.shortcuts() {
+				if n, ok := javatext.ParseInt(v, 32); ok {
+					c.Append(int32(n))
+					return nil
+				}
+			}
+			return general(v, t)
+		}
+	case *arrowconv.FixedCol[int64]:
+		if bits != 64 {
+			break
+		}
+		return func(v []byte, t jsonparser.ValueType) error {
+			if (t == jsonparser.Number || t == jsonparser.String) && cx.shortcuts() {
+				if n, ok := javatext.ParseInt(v, 64); ok {
+					c.Append(n)
+					return nil
+				}
+			}
+			return general(v, t)
+		}
+	}
+	return general
 }

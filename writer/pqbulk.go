@@ -320,6 +320,10 @@ func putWideDecimals(l *leaf, v validity, vs []decimal128.Num, n int, from, to i
 	if present == 0 {
 		return
 	}
+	if n == 16 {
+		putDecimals16(l, v, vs, present, from, to)
+		return
+	}
 	out := slices.Grow(l.vals, n*present)
 	var b [16]byte
 	var lo, hi decimal128.Num
@@ -341,6 +345,34 @@ func putWideDecimals(l *leaf, v validity, vs []decimal128.Num, n int, from, to i
 	l.vals = out
 	l.pb.bytes(bigEndian(&b, lo, n), l.signed)
 	l.pb.bytes(bigEndian(&b, hi, n), l.signed)
+}
+
+// putDecimals16 is putWideDecimals for 16-byte values (precision 37 and
+// 38, what inference gives a decimal column): each value stored as two
+// big-endian words in place, where a copy of a variable length cost a
+// call per value, and compared as the two's-complement number it is.
+func putDecimals16(l *leaf, v validity, vs []decimal128.Num, present, from, to int) {
+	out := slices.Grow(l.vals, 16*present)
+	k := len(out)
+	out = out[:k+16*present]
+	lo := decimal128.New(math.MaxInt64, math.MaxUint64)
+	hi := decimal128.New(math.MinInt64, 0)
+	for i := range v.present(from, to) {
+		x := vs[i]
+		if x.Less(lo) {
+			lo = x
+		}
+		if hi.Less(x) {
+			hi = x
+		}
+		binary.BigEndian.PutUint64(out[k:], uint64(x.HighBits()))
+		binary.BigEndian.PutUint64(out[k+8:], x.LowBits())
+		k += 16
+	}
+	l.vals = out
+	var b [16]byte
+	l.pb.bytes(bigEndian(&b, lo, 16), l.signed)
+	l.pb.bytes(bigEndian(&b, hi, 16), l.signed)
 }
 
 // putFloats puts rows [from, to) of a FLOAT or DOUBLE leaf.

@@ -124,11 +124,11 @@ func (c *Cursor) Fraction() (int, bool) {
 		c.I++
 		n++
 	}
-	for ; n < 9; n++ {
-		ns *= 10
-	}
-	return ns, true
+	return ns * fracScale[n], true
 }
+
+// fracScale[n] makes n digits of a fraction nanoseconds.
+var fracScale = [10]int{1e9, 1e8, 1e7, 1e6, 1e5, 1e4, 1e3, 100, 10, 1}
 
 // Clock reads HH:mm[:ss[.f]] (secondsOptional) or HH:mm:ss[.f]. It returns
 // nanoseconds of the day, and extra=1 for SMART's 24:00:00.

@@ -226,3 +226,35 @@ func checkStampCache(t *testing.T, texts [][]byte) {
 		}
 	}
 }
+
+// TestFraction: a fraction of up to nine digits as nanoseconds, the rest
+// of the text left to the caller, and no fraction without a point.
+func TestFraction(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		ns   int
+		next int
+	}{
+		{"", 0, 0},
+		{"Z", 0, 0},
+		{".", 0, 1},
+		{".5", 500_000_000, 2},
+		{".12", 120_000_000, 3},
+		{".856", 856_000_000, 4},
+		{".8561", 856_100_000, 5},
+		{".85612", 856_120_000, 6},
+		{".856123", 856_123_000, 7},
+		{".8561234", 856_123_400, 8},
+		{".85612345", 856_123_450, 9},
+		{".856123456", 856_123_456, 10},
+		{".8561234567", 856_123_456, 10}, // a tenth digit is not read
+		{".007+08:00", 7_000_000, 4},
+		{".12a", 120_000_000, 3},
+	} {
+		cur := Cursor{B: []byte(c.in)}
+		ns, ok := cur.Fraction()
+		if !ok || ns != c.ns || cur.I != c.next {
+			t.Errorf("Fraction(%q) = %d, %v, next %d; want %d, true, next %d", c.in, ns, ok, cur.I, c.ns, c.next)
+		}
+	}
+}
