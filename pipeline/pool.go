@@ -386,6 +386,7 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 	fr := job.f
 	open := map[*tableDecoder]*tableRun{} // decoders with rows not yet flushed
 	var cur *tableDecoder
+	var curTr *tableRun // open[cur]
 	ordered := r.sink.ordered()
 	flush := func(td *tableDecoder, tr *tableRun) {
 		if rec := td.b.Flush(); rec != nil {
@@ -506,14 +507,18 @@ func (r *run) routedChunk(job chunkJob, rd *routedDecoders, res *chunkResult) {
 				return true
 			}
 			tr, td = last.tr, last.td
-			if ordered && cur != nil && cur != td {
-				flush(cur, open[cur]) // one stream: the input's order across tables
-				delete(open, cur)
+			// A message of the last one's table (most) finds it open
+			// already: no map write per message.
+			if cur != td || curTr != tr {
+				if ordered && cur != nil && cur != td {
+					flush(cur, open[cur]) // one stream: the input's order across tables
+					delete(open, cur)
+				}
+				if cur != td {
+					td.dec.SetFile(fr.info)
+				}
+				cur, curTr, open[td] = td, tr, tr
 			}
-			if cur != td {
-				td.dec.SetFile(fr.info)
-			}
-			cur, open[td] = td, tr
 			mark := td.b.Mark()
 			var err error
 			td.dec.SetLine(int64(pos.Line))

@@ -192,6 +192,30 @@ func (l *leaf) level(rep, def int) {
 	l.nValues++
 }
 
+// emptyRows records n rows of an optional top-level list that are empty
+// (repetition 0, definition 1): level(0, 1) n times.
+func (l *leaf) emptyRows(n int) {
+	if l.maxRep > 0 {
+		r := room(l.rep, n)
+		k := len(r)
+		r = r[:k+n]
+		fillLevels(r[k:], 0)
+		l.rep = r
+	}
+	if l.maxDef > 0 {
+		d := room(l.def, n)
+		k := len(d)
+		d = d[:k+n]
+		fillLevels(d[k:], 1)
+		l.def = d
+	}
+	l.nRows += n
+	if 1 < l.maxDef {
+		l.nNulls += n
+	}
+	l.nValues += n
+}
+
 // levels records the n entries of one row of a repeated column, each at
 // definition level def (the entries' values are put after): repetition
 // 0 then 1s.
