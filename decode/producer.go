@@ -676,10 +676,14 @@ type producerTime struct {
 // parseProducerTime reads yyyy-MM-dd, optionally followed by ' ', 'T' or
 // GoldenGate's ':' and HH:mm[:ss[.f{1,9}]], and a zone: Z, ±hh, ±hh:mm,
 // ±hhmm. A year, month or day of zeros is MySQL's zero date.
-func parseProducerTime(b []byte) (producerTime, bool) {
+func parseProducerTime(b []byte) (producerTime, bool) { return readProducerTime(b, true) }
+
+// readProducerTime is parseProducerTime; fast false leaves out the one-step
+// reading of the common shape (FuzzProducerTime compares the two).
+func readProducerTime(b []byte, fast bool) (producerTime, bool) {
 	// The shape nearly every value has, read in one step: yyyy-MM-dd, then
 	// ' ', 'T' or ':' and HH:mm:ss, a fraction, no zone.
-	if y, m, d, ok := javatext.FixedDate(b); ok && m >= 1 && m <= 12 && d >= 1 && d <= javatext.DaysIn(y, m) {
+	if y, m, d, ok := javatext.FixedDate(b); fast && ok && m >= 1 && m <= 12 && d >= 1 && d <= javatext.DaysIn(y, m) {
 		if len(b) == 10 {
 			return producerTime{days: javatext.EpochDays(y, m, d)}, true
 		}

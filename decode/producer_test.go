@@ -286,3 +286,46 @@ func TestValueChecks(t *testing.T) {
 		b.Release()
 	}
 }
+
+// producerTimeSeeds are date-times of every shape the one-step reader
+// takes and of the shapes next to them it must leave to the general one.
+var producerTimeSeeds = []string{
+	"2020-05-12 21:06:09.856", "2020-05-12T21:06:09", "2020-05-12:21:06:09.123456",
+	"2020-05-12 21:06:09.", "2020-05-12 21:06:09.123456789", "2020-05-12 21:06:09.1234567891",
+	"2024-02-29 23:59:59.999", "2023-02-29 00:00:00", "2020-13-01 00:00:00", "2020-00-10 00:00:00",
+	"0000-00-00 00:00:00", "2020-05-12 24:00:00", "2020-05-12 21:60:00", "2020-05-12 21:06:60",
+	"2020-05-12 21:06", "2020-05-12 21:06:09Z", "2020-05-12 21:06:09.5+08:00", "2020-05-12",
+	"2020-05-12 21:06:09.85x", "2020/05/12 21:06:09", "2020-05-12_21:06:09", "9999-12-31 23:59:59.999999999",
+	"0001-01-01 00:00:00", "2020-05-12 2a:06:09", "202a-05-12 21:06:09", "2020-0a-12 21:06:09", "2020-05-1a 21:06:09", "2020-05-12 21:06:09 ", "\xb0020-05-12 21:06:09",
+}
+
+// TestProducerTimeOneStep: the one-step reading of the common shapes
+// gives what the general reader gives, on values it takes and values it
+// leaves (FuzzProducerTime goes on from these).
+func TestProducerTimeOneStep(t *testing.T) {
+	for _, s := range producerTimeSeeds {
+		fast, fok := readProducerTime([]byte(s), true)
+		slow, sok := readProducerTime([]byte(s), false)
+		if fok != sok || fast != slow {
+			t.Errorf("%q: one step %+v %v, general %+v %v", s, fast, fok, slow, sok)
+		}
+	}
+	if pt, ok := parseProducerTime([]byte("2020-05-12 21:06:09.856")); !ok || pt.days != 18394 || pt.nsOfDay != (21*3600+6*60+9)*1e9+856e6 {
+		t.Errorf("2020-05-12 21:06:09.856: %+v %v", pt, ok)
+	}
+}
+
+// FuzzProducerTime is the one-step reader's twin: on any text it must
+// agree with the general reader.
+func FuzzProducerTime(f *testing.F) {
+	for _, s := range producerTimeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, fok := readProducerTime(b, true)
+		slow, sok := readProducerTime(b, false)
+		if fok != sok || fast != slow {
+			t.Fatalf("%q: one step %+v %v, general %+v %v", b, fast, fok, slow, sok)
+		}
+	})
+}
