@@ -907,31 +907,26 @@ func floorDiv(a, b int64) int64 {
 func producerIntFast(cx *convCtx, col arrowconv.Column, bits int, general conv) conv {
 	switch c := col.(type) {
 	case *arrowconv.FixedCol[int32]:
-		if bits != 32 {
-			break
-		}
-		return func(v []byte, t jsonparser.ValueType) error {
-			if (t == jsonparser.Number || t == jsonparser.String) && cx.shortcuts() {
-				if n, ok := javatext.ParseInt(v, 32); ok {
-					c.Append(int32(n))
-					return nil
-				}
-			}
-			return general(v, t)
+		if bits == 32 {
+			return intLiterals(cx, c, bits, general)
 		}
 	case *arrowconv.FixedCol[int64]:
-		if bits != 64 {
-			break
-		}
-		return func(v []byte, t jsonparser.ValueType) error {
-			if (t == jsonparser.Number || t == jsonparser.String) && cx.shortcuts() {
-				if n, ok := javatext.ParseInt(v, 64); ok {
-					c.Append(n)
-					return nil
-				}
-			}
-			return general(v, t)
+		if bits == 64 {
+			return intLiterals(cx, c, bits, general)
 		}
 	}
 	return general
+}
+
+// intLiterals is producerIntFast's converter for a column of T (bits wide).
+func intLiterals[T int32 | int64](cx *convCtx, c *arrowconv.FixedCol[T], bits int, general conv) conv {
+	return func(v []byte, t jsonparser.ValueType) error {
+		if (t == jsonparser.Number || t == jsonparser.String) && cx.shortcuts() {
+			if n, ok := javatext.ParseInt(v, bits); ok {
+				c.Append(T(n))
+				return nil
+			}
+		}
+		return general(v, t)
+	}
 }

@@ -528,14 +528,7 @@ func TestEmptyListsAtOnce(t *testing.T) {
 			}
 			rec.Release()
 		}
-		if err := p.Close(); err != nil {
-			t.Fatal(err)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data
+		return closeRead(t, p, path)
 	}
 	atOnce, byRow := write(true), write(false)
 	if !bytes.Equal(atOnce, byRow) {

@@ -196,18 +196,10 @@ func (l *leaf) level(rep, def int) {
 // (repetition 0, definition 1): level(0, 1) n times.
 func (l *leaf) emptyRows(n int) {
 	if l.maxRep > 0 {
-		r := room(l.rep, n)
-		k := len(r)
-		r = r[:k+n]
-		fillLevels(r[k:], 0)
-		l.rep = r
+		l.rep = appendLevels(l.rep, n, 0)
 	}
 	if l.maxDef > 0 {
-		d := room(l.def, n)
-		k := len(d)
-		d = d[:k+n]
-		fillLevels(d[k:], 1)
-		l.def = d
+		l.def = appendLevels(l.def, n, 1)
 	}
 	l.nRows += n
 	if 1 < l.maxDef {
@@ -243,6 +235,18 @@ func (l *leaf) levels(n, def int) {
 		l.nNulls += n
 	}
 	l.nValues += n
+}
+
+// appendLevels returns levels with n more of v, filled through a local
+// slice (one store of the caller's slice header). Per batch only: levels,
+// once per row of a map or list, keeps its own copy of these lines, which
+// the call cost 0.4-0.6% of an envelope's work.
+func appendLevels(levels []uint8, n int, v uint8) []uint8 {
+	levels = room(levels, n)
+	k := len(levels)
+	levels = levels[:k+n]
+	fillLevels(levels[k:], v)
+	return levels
 }
 
 // fillLevels sets every level of b to v.
