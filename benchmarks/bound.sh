@@ -23,6 +23,9 @@
 # collector, fresh memory, the pipeline), so both columns are the least
 # the target asks.
 #
+# The generated inputs stay in BENCH_DIR (default /dev/shm/cdcetl-bound)
+# for the next pass.
+#
 #   [RUNS=3] [SHAPES=...] [FORMATS=...] benchmarks/bound.sh [MiB]   (default 128)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
